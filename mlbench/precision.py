@@ -1,0 +1,104 @@
+"""Precision and compilation choices: the one place that decides them.
+
+`auto` picks per platform because the right answer flips between CPU and GPU
+(measured in DESIGN.md): on AMX/AVX512-BF16 CPUs bf16 is ~1.9x faster than
+float32 and XLA is ~20x *slower* than oneDNN graph mode; on GPUs XLA and
+fp16/bf16 are the big wins.
+"""
+import contextlib
+import functools
+
+import tensorflow as tf
+import tf_keras as keras
+
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags():
+    """Returns the CPU feature flags from /proc/cpuinfo (empty if unreadable)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_has_fast_bf16():
+    return bool({"amx_bf16", "avx512_bf16"} & cpu_flags())
+
+
+def _gpu_compute_capabilities():
+    caps = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        caps.append(details.get("compute_capability", (0, 0)))
+    return caps
+
+
+def accelerator_kind():
+    """'tpu', 'gpu' or 'cpu': what the default strategy would run on."""
+    if tf.config.list_logical_devices("TPU"):
+        return "tpu"
+    if tf.config.list_physical_devices("GPU"):
+        return "gpu"
+    return "cpu"
+
+
+def resolve_precision(precision):
+    """Maps `precision` (a name or 'auto') to a tf_keras policy name.
+
+    Raises:
+      ValueError: if `precision` is not 'auto' or one of PRECISIONS.
+    """
+    if precision != "auto" and precision not in PRECISIONS:
+        raise ValueError(
+            f"`precision` ({precision!r}) must be 'auto' or one of {list(PRECISIONS)}.")
+    if precision != "auto":
+        return precision
+    kind = accelerator_kind()
+    if kind == "tpu":
+        return "mixed_bfloat16"
+    if kind == "gpu":
+        caps = _gpu_compute_capabilities()
+        return "mixed_bfloat16" if caps and min(caps) >= (8, 0) else "mixed_float16"
+    return "mixed_bfloat16" if cpu_has_fast_bf16() else "float32"
+
+
+def resolve_jit_compile(jit_compile):
+    """Maps `jit_compile` (True, False or 'auto') to a bool: XLA on GPU/TPU only."""
+    if jit_compile == "auto":
+        return accelerator_kind() != "cpu"
+    if isinstance(jit_compile, bool):
+        return jit_compile
+    raise ValueError(f"`jit_compile` ({jit_compile!r}) must be True, False or 'auto'.")
+
+
+@contextlib.contextmanager
+def policy_scope(policy_name):
+    """Sets the tf_keras global policy while models are built, then restores it.
+
+    Layers read the global policy when constructed, so model factories must
+    run inside this scope; restoring keeps a second `train()` in the same
+    process (or the user's own tf_keras code) unaffected.
+    """
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(policy_name)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+
+
+def wrap_optimizer(optimizer, policy_name):
+    """Wraps the optimizer in a dynamic loss scale for float16; bf16 needs none."""
+    if policy_name == "mixed_float16":
+        return keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=True)
+    return optimizer
+
+
+def uses_loss_scale(optimizer):
+    return isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer)
