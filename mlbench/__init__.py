@@ -1,0 +1,10 @@
+"""mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
+
+Public surface: `train`, `benchmark`, `models`, `data`, `TrainResult`, `BenchmarkResult`.
+"""
+from mlbench import data, models
+from mlbench.api import train
+from mlbench.results import TrainResult
+
+__all__ = ["train", "models", "data", "TrainResult"]
+__version__ = "0.1.0"

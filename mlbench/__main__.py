@@ -1,0 +1,3 @@
+from mlbench.cli import run_main
+
+run_main()

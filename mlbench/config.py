@@ -1,0 +1,45 @@
+"""Gin loading (search path, clear errors) and saving the operative config."""
+import os
+
+import gin
+
+GIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gin")
+
+
+def parse(gin_files=(), gin_bindings=()):
+    """Clears any earlier config, then parses files and bindings.
+
+    Files are searched as given, then under the repository's `gin/` folder, so
+    `gin/cpu/mnist_cnn.gin` and `cpu/mnist_cnn.gin` both work; includes resolve
+    the same way.
+
+    Raises:
+      ValueError: a missing file or an unknown/misspelled binding, naming it.
+    """
+    gin.clear_config()
+    gin.add_config_file_search_path(GIN_ROOT)
+    for path in gin_files:
+        if not os.path.exists(path) and not os.path.exists(os.path.join(GIN_ROOT, path)):
+            raise ValueError(f"`gin_file` ({path!r}) does not exist (searched as given and "
+                             f"under {GIN_ROOT}).")
+    try:
+        gin.parse_config_files_and_bindings(list(gin_files), list(gin_bindings),
+                                            finalize_config=False)
+    except (ValueError, KeyError, SyntaxError, IOError) as e:
+        raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
+                         f"{list(gin_bindings)}): {e}") from e
+
+
+def write(model_dir):
+    """Writes the parsed config (before the run) to `model_dir/config.gin`."""
+    text = gin.config_str()
+    if model_dir and text.strip():
+        with open(os.path.join(model_dir, "config.gin"), "w") as f:
+            f.write(text)
+
+
+def write_operative(model_dir):
+    """Writes the values gin actually used to `model_dir/operative_config.gin`."""
+    if model_dir:
+        with open(os.path.join(model_dir, "operative_config.gin"), "w") as f:
+            f.write(gin.operative_config_str())

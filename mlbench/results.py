@@ -1,0 +1,48 @@
+"""What `train()` returns."""
+import dataclasses
+import json
+from typing import Any, Dict, List, Optional
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """The outcome of `mlbench.train`.
+
+    Attributes:
+      model: the trained tf_keras model.
+      final_metrics: metrics of the last eval.
+      reached_target: whether an eval met every `target` metric.
+      time_to_quality_s: run start → the first eval at target (None if not reached).
+      steps: optimizer steps done (including resumed ones).
+      examples_per_second: training throughput, compile and warm-up excluded.
+      history: one dict per loop (step, loss, lr, wall_time_s, metrics at evals).
+      config: the resolved arguments of the run.
+      ran: what actually ran (precision, jit_compile, strategy, replicas, micro-batches).
+      model_dir: where checkpoints, summaries and configs went.
+      compile_s: time of the first (tracing/compiling) step.
+      skipped_steps: steps skipped by fp16 dynamic loss scaling.
+      run_seconds: wall time of the training loop.
+    """
+    model: Any
+    final_metrics: Dict[str, float]
+    reached_target: bool
+    time_to_quality_s: Optional[float]
+    steps: int
+    examples_per_second: Optional[float]
+    history: List[dict]
+    config: Dict[str, Any]
+    ran: Dict[str, Any]
+    model_dir: Optional[str]
+    compile_s: float = 0.0
+    skipped_steps: int = 0
+    run_seconds: float = 0.0
+
+    def summary(self):
+        """A JSON-able dict of everything but the model."""
+        d = dataclasses.asdict(dataclasses.replace(self, model=None))
+        d.pop("model")
+        return d
+
+    def to_json(self, path):
+        with open(path, "w") as f:
+            json.dump(self.summary(), f, indent=2, default=str)

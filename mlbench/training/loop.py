@@ -1,0 +1,183 @@
+"""The outer cadence: train in loops of steps, eval, checkpoint, summarise, stop at target.
+
+Why not Orbit's Controller: it has no notion of a quality target, of
+time-to-quality, or of the MLPerf block/eval events, and its `train_steps`
+cannot end at the first eval that meets a target without a custom trainer
+that re-implements most of this file. The step itself is `TrainStep`.
+"""
+import dataclasses
+import math
+import os
+import time
+from typing import Callable, Dict, List, Optional
+
+import tensorflow as tf
+
+from mlbench.optimizers import current_learning_rate
+
+
+@dataclasses.dataclass
+class LoopConfig:
+    """Cadence of one run (all counts in optimizer steps).
+
+    Attributes:
+      train_steps: stop after this many steps in total (resumed steps count).
+      steps_per_loop: steps inside one `tf.function` call between host checks.
+      eval_every: evaluate every this many steps (0 = only at the end).
+      target: {metric: value}; stop at the first eval where every metric ≥ value.
+      checkpoint_every: save every this many steps (0 = at evals and the end).
+      model_dir: where checkpoints and summaries go (None = nowhere).
+      examples_per_step: the global batch size.
+      log: prints one progress line per loop.
+    """
+    train_steps: int
+    steps_per_loop: int = 100
+    eval_every: int = 0
+    target: Optional[Dict[str, float]] = None
+    checkpoint_every: int = 0
+    model_dir: Optional[str] = None
+    examples_per_step: int = 1
+    log: Callable[[str], None] = print
+
+
+@dataclasses.dataclass
+class LoopOutcome:
+    history: List[dict]
+    final_metrics: Dict[str, float]
+    reached_target: bool
+    time_to_quality_s: Optional[float]
+    steps: int
+    examples_per_second: Optional[float]
+    compile_s: float
+    skipped_steps: int
+    run_seconds: float
+
+
+class Hooks:
+    """Run events (the MLPerf logger implements them); every method is optional."""
+
+    def on_run_start(self): pass
+    def on_block_start(self, step, num_steps): pass
+    def on_block_stop(self, step): pass
+    def on_eval_start(self, step): pass
+    def on_eval_stop(self, step, metrics): pass
+    def on_run_stop(self, reached_target): pass
+
+
+def target_met(metrics, target):
+    return bool(target) and all(metrics.get(k, -math.inf) >= v for k, v in target.items())
+
+
+class Loop:
+    """Drives a TrainStep; see LoopConfig. `make_eval_dataset()` builds the eval set on demand."""
+
+    def __init__(self, config, train_step, train_inputs, make_eval_dataset, checkpoint,
+                 hooks=None):
+        self.config, self.step, self.inputs = config, train_step, train_inputs
+        self.make_eval_dataset = make_eval_dataset
+        self.hooks = hooks or Hooks()
+        self.manager = None
+        if config.model_dir:
+            self.manager = tf.train.CheckpointManager(
+                checkpoint, os.path.join(config.model_dir, "checkpoints"), max_to_keep=3)
+        self.writer = (tf.summary.create_file_writer(os.path.join(config.model_dir, "train"))
+                       if config.model_dir else tf.summary.create_noop_writer())
+
+    @property
+    def global_step(self):
+        return int(self.step.optimizer.iterations.numpy())
+
+    def _next_boundary(self, step):
+        """The next step at which the host must stop: eval, checkpoint or the end."""
+        c = self.config
+        ends = [c.train_steps, step + c.steps_per_loop]
+        for every in (c.eval_every, c.checkpoint_every):
+            if every:
+                ends.append((step // every + 1) * every)
+        return min(ends)
+
+    def run(self):
+        c, timing = self.config, _Timing()
+        history, metrics, reached, ttq = [], {}, False, None
+        self.hooks.on_run_start()
+        run_start = time.perf_counter()
+        step, first = self.global_step, True
+        while step < c.train_steps and not reached:
+            # The first call runs a single step: it carries the trace/compile
+            # and is kept out of the examples/sec figure.
+            n = 1 if first else self._next_boundary(step) - step
+            loss, skipped = self._train_block(step, n, timing, first)
+            step, first = self.global_step, False
+            record = self._record(step, loss, skipped, timing, run_start, history)
+            if c.eval_every and step % c.eval_every == 0 or step >= c.train_steps:
+                metrics = self._evaluate(step, record)
+                if target_met(metrics, c.target):
+                    reached, ttq = True, time.perf_counter() - run_start
+            if self.manager and (self._checkpoint_due(step) or reached):
+                self.manager.save(checkpoint_number=step)
+        self.hooks.on_run_stop(reached)
+        self.writer.flush()
+        return LoopOutcome(history, metrics, reached, ttq, step, timing.examples_per_second(),
+                           timing.compile_s, timing.skipped, time.perf_counter() - run_start)
+
+    def _checkpoint_due(self, step):
+        every = self.config.checkpoint_every or self.config.eval_every
+        return step >= self.config.train_steps or bool(every) and step % every == 0
+
+    def _train_block(self, step, n, timing, first):
+        self.hooks.on_block_start(step, n)
+        start = time.perf_counter()
+        loss, skipped = self.step.train_loop(self.inputs, tf.constant(n, tf.int32))
+        loss = float(loss)  # waits for the devices
+        timing.add(time.perf_counter() - start, n * self.config.examples_per_step, first)
+        timing.skipped += int(skipped)
+        self.hooks.on_block_stop(step + n)
+        return loss, int(skipped)
+
+    def _record(self, step, loss, skipped, timing, run_start, history):
+        c = self.config
+        lr = current_learning_rate(self.step.optimizer)
+        eps = timing.examples_per_second()
+        record = {"step": step, "loss": loss, "lr": lr, "wall_time_s": time.perf_counter() - run_start,
+                  "examples_per_second": eps, "skipped_steps": skipped}
+        history.append(record)
+        with self.writer.as_default(step=step):
+            tf.summary.scalar("loss", loss)
+            tf.summary.scalar("learning_rate", lr)
+            if eps:
+                tf.summary.scalar("examples_per_second", eps)
+            if self.step.loss_scaled:
+                tf.summary.scalar("loss_scale", float(self.step.optimizer.loss_scale))
+        eta = ((c.train_steps - step) * c.examples_per_step / eps) if eps else float("nan")
+        c.log(f"step {step}/{c.train_steps}  loss {loss:.4f}  lr {lr:.4g}  "
+              f"examples/sec {eps or float('nan'):.1f}  ETA {eta:.0f}s")
+        return record
+
+    def _evaluate(self, step, record):
+        self.hooks.on_eval_start(step)
+        metrics = self.step.evaluate(self.make_eval_dataset())
+        self.hooks.on_eval_stop(step, metrics)
+        record["metrics"] = metrics
+        with self.writer.as_default(step=step):
+            for name, value in metrics.items():
+                tf.summary.scalar(f"eval/{name}", value)
+        self.config.log(f"eval at step {step}: " +
+                        "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+        return metrics
+
+
+class _Timing:
+    """Examples/sec over the timed blocks only (the compile block is excluded)."""
+
+    def __init__(self):
+        self.seconds, self.examples, self.compile_s, self.skipped = 0.0, 0, 0.0, 0
+
+    def add(self, seconds, examples, is_compile):
+        if is_compile:
+            self.compile_s += seconds
+        else:
+            self.seconds += seconds
+            self.examples += examples
+
+    def examples_per_second(self):
+        return self.examples / self.seconds if self.seconds > 0 else None

@@ -1,0 +1,107 @@
+"""The compiled, distributed training step (with gradient accumulation) and eval step.
+
+Only this module decides compilation (style rule 5): the per-replica
+gradient computation is `tf.function(jit_compile=...)`; the loop of
+`steps_per_loop` steps runs inside one `tf.function` over a tensor count.
+"""
+import tensorflow as tf
+
+from mlbench.precision import uses_loss_scale
+
+
+def split_microbatches(batch, k):
+    """Splits every tensor of `batch` along axis 0 into k equal micro-batches."""
+    if k == 1:
+        return [batch]
+    flat = tf.nest.flatten(batch)
+    pieces = [tf.split(t, k) for t in flat]
+    return [tf.nest.pack_sequence_as(batch, [p[i] for p in pieces]) for i in range(k)]
+
+
+class TrainStep:
+    """One optimizer update per step from k micro-batches per replica.
+
+    Args:
+      strategy: the tf.distribute strategy the model and optimizer were built under.
+      model / optimizer / task: the parts; `task` owns inputs and per-example loss.
+      global_batch_size: examples per step over all replicas and micro-batches.
+      num_microbatches: k; the per-replica batch is split k ways.
+      jit_compile: compile the per-replica gradient computation with XLA.
+    """
+
+    def __init__(self, strategy, model, optimizer, task, global_batch_size,
+                 num_microbatches=1, jit_compile=False):
+        self.strategy, self.model, self.optimizer, self.task = strategy, model, optimizer, task
+        self.global_batch_size = global_batch_size
+        self.num_microbatches = num_microbatches
+        self.loss_scaled = uses_loss_scale(optimizer)
+        self.replica_gradients = tf.function(self._replica_gradients, jit_compile=jit_compile)
+        self.train_loop = tf.function(self._train_loop)
+        self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
+        self._replica_eval = tf.function(self._replica_eval_fn, jit_compile=jit_compile,
+                                         reduce_retracing=True)
+
+    def _replica_gradients(self, batch):
+        variables = self.model.trainable_variables
+        grads = [tf.zeros_like(v) for v in variables]
+        total_loss = tf.constant(0.0)
+        for micro in split_microbatches(batch, self.num_microbatches):
+            with tf.GradientTape() as tape:
+                outputs = self.model(self.task.inputs(micro), training=True)
+                per_example = self.task.per_example_loss(micro, outputs)
+                loss = tf.nn.compute_average_loss(per_example,
+                                                  global_batch_size=self.global_batch_size)
+                loss = loss + self._regularization_loss()
+                scaled = self.optimizer.get_scaled_loss(loss) if self.loss_scaled else loss
+            g = tape.gradient(scaled, variables)
+            if self.loss_scaled:
+                g = self.optimizer.get_unscaled_gradients(g)
+            grads = [a + tf.cast(b, tf.float32) for a, b in zip(grads, g)]
+            total_loss += loss
+        return grads, total_loss
+
+    def _regularization_loss(self):
+        """Model regularizers, split evenly over replicas and micro-batches."""
+        if not self.model.losses:
+            return 0.0
+        share = self.strategy.num_replicas_in_sync * self.num_microbatches
+        return tf.add_n([tf.cast(x, tf.float32) for x in self.model.losses]) / share
+
+    def _replica_step(self, batch):
+        grads, loss = self.replica_gradients(batch)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def _train_loop(self, inputs, num_steps):
+        """Runs `num_steps` steps; returns (mean loss, steps skipped by fp16 loss scaling).
+
+        `inputs` is a distributed iterator, or per-replica values already on
+        the devices (synthetic data), reused every step.
+        """
+        total_loss = tf.constant(0.0)
+        skipped = tf.constant(0, tf.int64)
+        for _ in tf.range(num_steps):
+            batch = next(inputs) if hasattr(inputs, "get_next") else inputs
+            scale_before = self.optimizer.loss_scale if self.loss_scaled else 0.0
+            per_replica = self.strategy.run(self._replica_step, args=(batch,))
+            total_loss += self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+            if self.loss_scaled:  # a dynamic scale drops only when it skipped the step
+                skipped += tf.cast(self.optimizer.loss_scale < scale_before, tf.int64)
+        return total_loss / tf.cast(num_steps, tf.float32), skipped
+
+    def _replica_eval_fn(self, batch):
+        outputs = self.model(self.task.inputs(batch), training=False)
+        return self.task.eval_counts(batch, outputs)
+
+    def _eval_step(self, batch):
+        per_replica = self.strategy.run(self._replica_eval, args=(batch,))
+        return tf.nest.map_structure(
+            lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), per_replica)
+
+    def evaluate(self, distributed_dataset):
+        """Sums the task's eval counts over a distributed dataset; returns its metrics."""
+        totals = None
+        for batch in distributed_dataset:
+            sums = self.eval_step(batch)
+            totals = sums if totals is None else {k: totals[k] + sums[k] for k in totals}
+        return self.task.metrics({k: float(v) for k, v in totals.items()})
