@@ -102,7 +102,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     gin_config.write(model_dir)
     outcome = Loop(loop_config, step, inputs, make_eval, checkpoint, hooks or Hooks()).run()
     gin_config.write_operative(model_dir)
-    return _result(outcome, parts["model"], args, ran, model_dir, verbose)
+    return _result(outcome, parts, args, ran, model_dir, verbose)
 
 
 def precision_lib_resolve(name):
@@ -240,9 +240,9 @@ def _eval_inputs(strategy, source, global_batch_size):
         lambda ctx: source.eval_dataset(ctx, per_replica))
 
 
-def _result(outcome, model, args, ran, model_dir, verbose):
+def _result(outcome, parts, args, ran, model_dir, verbose):
     config = {k: v for k, v in args.items() if k != "hooks"}
-    result = TrainResult(model=model, final_metrics=outcome.final_metrics,
+    result = TrainResult(model=parts["model"], optimizer=parts["optimizer"], final_metrics=outcome.final_metrics,
                          reached_target=outcome.reached_target,
                          time_to_quality_s=outcome.time_to_quality_s, steps=outcome.steps,
                          examples_per_second=outcome.examples_per_second,

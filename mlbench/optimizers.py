@@ -5,6 +5,7 @@ schedules MLPerf uses; mlbench only flattens their nested config into gin-
 friendly arguments and returns the hyperparameters it resolved (for logs).
 """
 import gin
+import tensorflow as tf
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
 
@@ -88,4 +89,4 @@ def current_learning_rate(optimizer):
     lr = inner.learning_rate if hasattr(inner, "learning_rate") else inner.lr
     if callable(lr):
         return float(lr(inner.iterations))
-    return float(lr)
+    return float(tf.convert_to_tensor(lr))

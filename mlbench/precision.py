@@ -93,10 +93,11 @@ def policy_scope(policy_name):
         keras.mixed_precision.set_global_policy(previous)
 
 
-def wrap_optimizer(optimizer, policy_name):
+def wrap_optimizer(optimizer, policy_name, initial_scale=2.0 ** 15):
     """Wraps the optimizer in a dynamic loss scale for float16; bf16 needs none."""
     if policy_name == "mixed_float16":
-        return keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=True)
+        return keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=True,
+                                                        initial_scale=initial_scale)
     return optimizer
 
 

@@ -22,6 +22,7 @@ class TrainResult:
       compile_s: time of the first (tracing/compiling) step.
       skipped_steps: steps skipped by fp16 dynamic loss scaling.
       run_seconds: wall time of the training loop.
+      optimizer: the optimizer (with its loss-scale wrapper under float16).
     """
     model: Any
     final_metrics: Dict[str, float]
@@ -36,11 +37,16 @@ class TrainResult:
     compile_s: float = 0.0
     skipped_steps: int = 0
     run_seconds: float = 0.0
+    optimizer: Any = None
+
+    def __repr__(self):
+        return f"TrainResult({self.summary()!r})"
 
     def summary(self):
         """A JSON-able dict of everything but the model."""
-        d = dataclasses.asdict(dataclasses.replace(self, model=None))
-        d.pop("model")
+        d = dataclasses.asdict(dataclasses.replace(self, model=None, optimizer=None))
+        for key in ("model", "optimizer"):
+            d.pop(key)
         return d
 
     def to_json(self, path):

@@ -37,9 +37,10 @@ class TrainStep:
         self.loss_scaled = uses_loss_scale(optimizer)
         self.replica_gradients = tf.function(self._replica_gradients, jit_compile=jit_compile)
         self.train_loop = tf.function(self._train_loop)
+        # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
+        # function read replica 0's variables from replica 1 (TF 2.20), and
+        # eval time is outside every timed window anyway.
         self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
-        self._replica_eval = tf.function(self._replica_eval_fn, jit_compile=jit_compile,
-                                         reduce_retracing=True)
 
     def _replica_gradients(self, batch):
         variables = self.model.trainable_variables
@@ -94,7 +95,7 @@ class TrainStep:
         return self.task.eval_counts(batch, outputs)
 
     def _eval_step(self, batch):
-        per_replica = self.strategy.run(self._replica_eval, args=(batch,))
+        per_replica = self.strategy.run(self._replica_eval_fn, args=(batch,))
         return tf.nest.map_structure(
             lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), per_replica)
 

@@ -1,0 +1,29 @@
+"""Test set-up: quiet TF and two logical CPU devices, configured before TF initialises."""
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+_cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(
+    _cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def vector_source(n=256, dim=16, classes=4, seed=0):
+    """A small real-valued classification problem for exact-equivalence tests."""
+    from mlbench.data.bundled import array_source
+    rng = np.random.RandomState(seed)
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    y = (x[:, :classes].argmax(1)).astype(np.int32)
+    return array_source("vectors", x, y, eval_fraction=0.25, num_classes=classes, kind="vector")
+
+
+@pytest.fixture
+def vectors():
+    return vector_source()

@@ -1,0 +1,31 @@
+"""The command line in a real subprocess: exit codes and files on disk."""
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "mlbench", *args], cwd=REPO, env=ENV,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_train_command_runs_gin_and_writes_run_dir(tmp_path):
+    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin",
+                  "--gin_bindings=train.train_epochs=0.5", "--gin_bindings=train.target=None",
+                  f"--model_dir={tmp_path / 'run'}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "RESULT" in out.stdout
+    for name in ("operative_config.gin", "result.json", "checkpoints"):
+        assert (tmp_path / "run" / name).exists()
+
+
+def test_bad_binding_exits_non_zero_and_names_it(tmp_path):
+    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--gin_bindings=train.modle='x'",
+                  f"--model_dir={tmp_path / 'run'}")
+    assert out.returncode == 2
+    assert "modle" in out.stderr
+    assert not (tmp_path / "run").exists()
