@@ -9,6 +9,8 @@ from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling import models as nlp_models
 from official.nlp.modeling import networks
 
+from mlbench.precision import policy_scope
+
 # name: (layers, hidden) — the standard sizes (Turc et al. 2019; Devlin et al. 2019).
 BERT_SIZES = {
     "tiny": (2, 128), "mini": (4, 256), "small": (4, 512),
@@ -42,8 +44,16 @@ def pretrainer(size="base", num_classes=None, **encoder_overrides):
     encoder_overrides.setdefault("num_layers", num_layers)
     encoder_overrides.setdefault("hidden_size", hidden)
     net = encoder(**encoder_overrides)
-    nsp = nlp_layers.ClassificationHead(inner_dim=net.get_config()["hidden_size"],
-                                        num_classes=2, name="next_sentence")
+    net(net.inputs)  # builds the embedding table the masked-LM head is tied to
+    # Both heads run in float32: their logits must be float32 under mixed
+    # precision, and the tied word-embedding table is a float32 variable that
+    # Keras never autocasts (a float16 head fails in MatMul).
+    masked_lm = nlp_layers.MaskedLM(embedding_table=net.get_embedding_table(),
+                                    activation=keras.activations.gelu,
+                                    initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+                                    name="cls/predictions", dtype="float32")
+    with policy_scope("float32"):  # its sub-layers read the global policy
+        nsp = nlp_layers.ClassificationHead(inner_dim=net.get_config()["hidden_size"],
+                                            num_classes=2, name="next_sentence")
     return nlp_models.BertPretrainerV2(encoder_network=net, classification_heads=[nsp],
-                                       mlm_activation=keras.activations.gelu,
-                                       name=f"bert_{size}")
+                                       customized_masked_lm=masked_lm, name=f"bert_{size}")
