@@ -200,10 +200,12 @@ def _build_parts(strategy, name, model_info, source, policy, optimizer, learning
     options = dict(optimizer_options or {})
     if options.get("schedule", "constant") != "constant":
         options.setdefault("decay_steps", train_steps)
+    model_options = dict(model_options or {})
+    if model_info.kind == "bert" and getattr(source, "vocab_size", None):
+        model_options.setdefault("vocab_size", source.vocab_size)  # the data's vocabulary
     with strategy.scope():
         with precision_lib.policy_scope(policy):
-            model = models.get(name, num_classes=max(source.num_classes, 1),
-                               **(model_options or {}))
+            model = models.get(name, num_classes=max(source.num_classes, 1), **model_options)
         opt, hyperparameters = optimizers.build(optimizer, learning_rate, **options)
         opt = precision_lib.wrap_optimizer(opt, policy)
     task = task_lib.for_model(model_info.kind, source.num_classes, label_smoothing)

@@ -29,3 +29,17 @@ def test_bad_binding_exits_non_zero_and_names_it(tmp_path):
     assert out.returncode == 2
     assert "modle" in out.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_data_imagenet_command_writes_readable_shards(tmp_path):
+    out = run_cli("data", "imagenet", "--source=digits", "--image_size=16",
+                  f"--output_dir={tmp_path}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    names = sorted(os.listdir(tmp_path))
+    assert "train-00000-of-00002" in names and "validation-00000-of-00001" in names
+    assert int(open(tmp_path / "train-00000-of-00002.count").read()) == 719
+
+
+def test_data_without_kind_is_refused(tmp_path):
+    out = run_cli("data", f"--output_dir={tmp_path}")
+    assert out.returncode == 2 and "imagenet" in out.stderr

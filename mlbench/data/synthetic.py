@@ -47,9 +47,14 @@ class SyntheticSource(DataSource):
         }
 
     def distribute(self, strategy, per_replica_batch, seed=0):
-        """Per-replica on-device values (a PerReplica structure)."""
-        return strategy.experimental_distribute_values_from_function(
-            lambda ctx: self.replica_batch(per_replica_batch, seed + ctx.replica_id_in_sync_group))
+        """Per-replica values created on each replica's own device (a PerReplica structure)."""
+        devices = strategy.extended.worker_devices
+
+        def on_device(ctx):
+            # distribute_values_from_function does not place values itself.
+            with tf.device(devices[ctx.replica_id_in_sync_group]):
+                return self.replica_batch(per_replica_batch, seed + ctx.replica_id_in_sync_group)
+        return strategy.experimental_distribute_values_from_function(on_device)
 
     def eval_dataset(self, input_context, per_replica_batch):
         raise ValueError("synthetic data has no eval set; set `eval_every=0`.")

@@ -57,7 +57,9 @@ class TrainStep:
             g = tape.gradient(scaled, variables)
             if self.loss_scaled:
                 g = self.optimizer.get_unscaled_gradients(g)
-            grads = [a + tf.cast(b, tf.float32) for a, b in zip(grads, g)]
+            # None = a variable this loss does not reach (e.g. BERT's pooler
+            # when the next-sentence head reads the [CLS] token): zero gradient.
+            grads = [a if b is None else a + tf.cast(b, tf.float32) for a, b in zip(grads, g)]
             total_loss += loss
         return grads, total_loss
 

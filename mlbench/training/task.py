@@ -62,8 +62,9 @@ class BertPretrainingTask:
         token_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(batch["masked_lm_ids"],
                                                                     mlm_logits)
         mlm = tf.reduce_sum(token_loss * weights, -1) / tf.maximum(tf.reduce_sum(weights, -1), 1.0)
+        nsp_labels = tf.reshape(batch["next_sentence_labels"], [-1])  # records store (B, 1)
         nsp = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            batch["next_sentence_labels"], tf.cast(outputs["next_sentence"], tf.float32))
+            nsp_labels, tf.cast(outputs["next_sentence"], tf.float32))
         return mlm + nsp
 
     def eval_counts(self, batch, outputs):
