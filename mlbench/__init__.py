@@ -8,3 +8,10 @@ from mlbench.results import TrainResult
 
 __all__ = ["train", "models", "data", "TrainResult"]
 __version__ = "0.1.0"
+
+# Bound last: the name `benchmark` is the function; the package stays importable
+# as `mlbench.benchmark.<module>` through sys.modules.
+from mlbench.benchmark.bench import benchmark  # noqa: E402
+from mlbench.benchmark.result import BenchmarkResult  # noqa: E402
+
+__all__ += ["benchmark", "BenchmarkResult"]

@@ -4,7 +4,7 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-COMMANDS = ("train", "data")
+COMMANDS = ("train", "data", "benchmark")
 DATA_KINDS = ("imagenet", "bert")
 
 flags.DEFINE_multi_string("gin_file", [], "Gin files (searched as given, then under gin/).")
@@ -12,7 +12,7 @@ flags.DEFINE_multi_string("gin_bindings", [], "Gin bindings, e.g. 'train.train_s
 flags.DEFINE_string("model_dir", None, "Run directory (checkpoints, summaries, configs).")
 # `mlbench data imagenet|bert`: flag names avoid create_pretraining_data's own
 # absl flags (max_seq_length, vocab_file, ...), which Model Garden defines on import.
-flags.DEFINE_string("output_dir", None, "mlbench data: where to write the TFRecords.")
+flags.DEFINE_string("output_dir", None, "Where written records (data) or reports (benchmark) go.")
 flags.DEFINE_enum("source", "digits", ["digits", "mnist", "photos"],
                   "mlbench data imagenet: which bundled real images to write.")
 flags.DEFINE_integer("image_size", 32, "mlbench data imagenet: side of the written images.")
@@ -28,6 +28,79 @@ def _train():
     kwargs = {"model_dir": FLAGS.model_dir} if FLAGS.model_dir else {}
     result = mlbench.train(gin_files=FLAGS.gin_file, gin_bindings=FLAGS.gin_bindings, **kwargs)
     return 0 if result.reached_target or not result.config.get("target") else 3
+
+
+# `mlbench benchmark`: tf_cnn_benchmarks' flag names where they exist.
+flags.DEFINE_string("model", None, "mlbench benchmark: model name.")
+flags.DEFINE_integer("batch_size", None, "mlbench benchmark: per-device batch (page default).")
+flags.DEFINE_integer("num_gpus", 1, "mlbench benchmark: devices (GPUs, else logical CPUs).")
+flags.DEFINE_string("variable_update", None,
+                    "parameter_server | replicated | distributed_replicated (page default).")
+flags.DEFINE_string("local_parameter_device", None, "cpu | gpu (parameter_server).")
+flags.DEFINE_string("all_reduce_spec", "auto",
+                    "nccl | hierarchical_copy | reduction_to_one_device | auto.")
+flags.DEFINE_string("data_dir", None, "ImageNet-format TFRecords; given = real data.")
+flags.DEFINE_integer("num_batches", 100, "Timed steps per run.")
+flags.DEFINE_integer("num_warmup_batches", 10, "Warm-up steps per run (not timed).")
+flags.DEFINE_integer("num_runs", 5, "Runs per configuration.")
+flags.DEFINE_bool("use_fp16", False, "Train in mixed_float16 (overrides --precision).")
+flags.DEFINE_string("precision", "auto", "auto | float32 | mixed_float16 | mixed_bfloat16.")
+flags.DEFINE_string("xla_compile", "auto", "auto | true | false.")
+flags.DEFINE_bool("forward_only", False, "Time inference only.")
+flags.DEFINE_string("suite", None, "A suite under gin/benchmarks/ (e.g. dgx1_p100).")
+
+
+def _split_cpu(num_devices):
+    """On a machine without GPUs, split the CPU into logical devices before TF starts."""
+    import tensorflow as tf
+    if num_devices > 1 and not tf.config.list_physical_devices("GPU"):
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
+
+
+def _xla():
+    value = FLAGS.xla_compile.lower()
+    if value not in ("auto", "true", "false"):
+        raise ValueError(f"`--xla_compile` ({FLAGS.xla_compile!r}) must be auto, true or false.")
+    return "auto" if value == "auto" else value == "true"
+
+
+def _benchmark():
+    from mlbench import config as gin_config
+    if FLAGS.suite:
+        return _suite(gin_config)
+    if not FLAGS.model:
+        raise ValueError("`--model` (or `--suite`) is required.")
+    _split_cpu(FLAGS.num_gpus)
+    from mlbench.benchmark.bench import benchmark
+    result = benchmark(
+        FLAGS.model, FLAGS.batch_size, FLAGS.num_gpus, FLAGS.variable_update,
+        FLAGS.local_parameter_device, FLAGS.all_reduce_spec,
+        data="real" if FLAGS.data_dir else "synthetic", data_dir=FLAGS.data_dir,
+        precision="mixed_float16" if FLAGS.use_fp16 else FLAGS.precision, jit_compile=_xla(),
+        num_warmup_batches=FLAGS.num_warmup_batches, num_batches=FLAGS.num_batches,
+        num_runs=FLAGS.num_runs, forward_only=FLAGS.forward_only)
+    if FLAGS.output_dir:
+        import json
+        import os
+        os.makedirs(FLAGS.output_dir, exist_ok=True)
+        with open(os.path.join(FLAGS.output_dir, "result.json"), "w") as f:
+            json.dump(result.to_dict(), f, indent=1, default=str)
+    return 0
+
+
+def _suite(gin_config):
+    import gin
+    from mlbench.benchmark import suite
+    gin_config.parse([f"benchmarks/{FLAGS.suite}.gin"], FLAGS.gin_bindings)
+    counts = gin.query_parameter("benchmark_suite.device_counts")
+    _split_cpu(max(counts))
+    bindings = {"data_dir": FLAGS.data_dir, "output_dir": FLAGS.output_dir}
+    _, paths = suite.run_suite(**{k: v for k, v in bindings.items() if v})
+    if paths:
+        print("\n".join(f"wrote {p}" for p in paths.values()))
+    return 0
 
 
 def _data(kind):
@@ -58,7 +131,7 @@ def main(argv):
     try:
         if command == "data":
             return _data(argv[2] if len(argv) > 2 else None)
-        return {"train": _train}[command]()
+        return {"train": _train, "benchmark": _benchmark}[command]()
     except (ValueError, TypeError) as e:
         print(f"mlbench {command}: error: {e}", file=sys.stderr)
         return 2

@@ -17,17 +17,23 @@ def parse(gin_files=(), gin_bindings=()):
       ValueError: a missing file or an unknown/misspelled binding, naming it.
     """
     gin.clear_config()
-    gin.add_config_file_search_path(GIN_ROOT)
-    for path in gin_files:
-        if not os.path.exists(path) and not os.path.exists(os.path.join(GIN_ROOT, path)):
-            raise ValueError(f"`gin_file` ({path!r}) does not exist (searched as given and "
-                             f"under {GIN_ROOT}).")
+    gin.add_config_file_search_path(GIN_ROOT)  # for `include` lines
+    files = [resolve(path) for path in gin_files]
     try:
-        gin.parse_config_files_and_bindings(list(gin_files), list(gin_bindings),
+        gin.parse_config_files_and_bindings(files, list(gin_bindings),
                                             finalize_config=False)
     except (ValueError, KeyError, SyntaxError, IOError) as e:
         raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
                          f"{list(gin_bindings)}): {e}") from e
+
+
+def resolve(path):
+    """`path` as given if it exists, else under `gin/` (gin's own lookup fails on these)."""
+    for candidate in (path, os.path.join(GIN_ROOT, path)):
+        if os.path.exists(candidate):
+            return os.path.abspath(candidate)
+    raise ValueError(f"`gin_file` ({path!r}) does not exist (searched as given and "
+                     f"under {GIN_ROOT}).")
 
 
 def write(model_dir):

@@ -35,6 +35,11 @@ def _cross_device_ops(all_reduce):
         return tf.distribute.HierarchicalCopyAllReduce()
     if all_reduce == "reduction_to_one_device":
         return tf.distribute.ReductionToOneDevice()
+    if not tf.config.list_logical_devices("GPU"):
+        # On logical CPU devices TF would pick collective ops, whose instance
+        # keys collide when a process builds several strategies in turn
+        # (benchmark suites, tests): "Shape mismatch in the collective instance".
+        return tf.distribute.ReductionToOneDevice()
     return None  # TF's own choice: NCCL on GPUs where available
 
 
@@ -156,5 +161,7 @@ def from_variable_update(variable_update, num_devices=None, local_parameter_devi
 
 def describe(strategy):
     """A short record of what ran: strategy class and replica count."""
-    return {"strategy": type(strategy).__name__,
-            "replicas": strategy.num_replicas_in_sync}
+    name = type(strategy).__name__
+    # TF's class behind MultiWorkerMirroredStrategy is CollectiveAllReduceStrategy.
+    name = {"CollectiveAllReduceStrategy": "MultiWorkerMirroredStrategy"}.get(name, name)
+    return {"strategy": name, "replicas": strategy.num_replicas_in_sync}

@@ -1,4 +1,5 @@
 """The command line in a real subprocess: exit codes and files on disk."""
+import json
 import os
 import subprocess
 import sys
@@ -43,3 +44,20 @@ def test_data_imagenet_command_writes_readable_shards(tmp_path):
 def test_data_without_kind_is_refused(tmp_path):
     out = run_cli("data", f"--output_dir={tmp_path}")
     assert out.returncode == 2 and "imagenet" in out.stderr
+
+
+def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
+    """distributed_replicated → MultiWorkerMirroredStrategy (one local worker without TF_CONFIG)."""
+    out = run_cli("benchmark", "--model=resnet_tiny", "--batch_size=8",
+                  "--variable_update=distributed_replicated", "--num_batches=2",
+                  "--num_warmup_batches=1", "--num_runs=1", f"--output_dir={tmp_path}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "total images/sec" in out.stdout
+    saved = json.load(open(tmp_path / "result.json"))
+    assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
+    assert saved["runs"][0]["num_steps"] == 2
+
+
+def test_benchmark_command_too_many_devices_names_flag():
+    out = run_cli("benchmark", "--model=resnet_tiny", "--num_gpus=0")
+    assert out.returncode == 2 and "`num_gpus` (0)" in out.stderr

@@ -1,0 +1,98 @@
+"""Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
+import json
+import os
+
+DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
+           "alexnet": "AlexNet", "vgg16": "VGG16"}
+
+
+def _name(model):
+    return DISPLAY.get(model, model)
+
+
+def _fmt(value):
+    if value is None:
+        return "N/A"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def table(results, data_kind, models, device_counts, key=lambda r: r.images_per_sec["mean"]):
+    """Rows = device count, columns = models; one cell per configuration."""
+    cells = {(r.num_devices, r.model): key(r) for r in results if r.data == data_kind}
+    lines = ["| devices | " + " | ".join(_name(m) for m in models) + " |",
+             "|---" * (len(models) + 1) + "|"]
+    for n in device_counts:
+        lines.append(f"| {n} | " + " | ".join(_fmt(cells.get((n, m))) for m in models) + " |")
+    return "\n".join(lines)
+
+
+def reference_table(reference, data_kind, models):
+    rows = reference.get(data_kind, {})
+    lines = ["| devices | " + " | ".join(_name(m) for m in models) + " |",
+             "|---" * (len(models) + 1) + "|"]
+    for n in sorted(rows):
+        lines.append(f"| {n} | " + " | ".join(_fmt(rows[n].get(m)) for m in models) + " |")
+    return "\n".join(lines)
+
+
+def environment_block(env, settings):
+    items = {**env, **settings}
+    return "\n".join(f"- {k}: {v}" for k, v in items.items())
+
+
+def markdown(title, results, models, device_counts, data_kinds, settings, reference=None,
+             skipped=()):
+    """The whole report: environment, one table per data kind (+ MFU), the page's figures."""
+    env = results[0].environment if results else {}
+    parts = [f"# {title}", "", "## Environment", "", environment_block(env, settings), ""]
+    for kind in data_kinds:
+        parts += [f"## Training {kind} data (images/sec, mean of runs)", "",
+                  table(results, kind, models, device_counts), ""]
+        parts += [f"Model-FLOPs utilisation, {kind} data (peak: "
+                  f"{results[0].peak_source if results else 'n/a'})", "",
+                  table(results, kind, models, device_counts,
+                        key=lambda r: None if r.mfu is None else 100 * r.mfu), ""]
+        if reference and reference.get(kind):
+            parts += [f"Page's figures ({kind}):", "", reference_table(reference, kind, models), ""]
+    if skipped:
+        parts += ["Not run: " + "; ".join(skipped), ""]
+    return "\n".join(parts)
+
+
+def chart(results, models, path):
+    """images/sec vs device count per model; synthetic solid, real dashed."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for model in models:
+        for kind, style in (("synthetic", "-o"), ("real", "--s")):
+            points = sorted((r.num_devices, r.images_per_sec["mean"]) for r in results
+                            if r.model == model and r.data == kind)
+            if points:
+                ax.plot(*zip(*points), style, label=f"{_name(model)} ({kind})")
+    ax.set_xlabel("devices")
+    ax.set_ylabel("images/sec")
+    ax.set_title("Training throughput")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write(output_dir, title, results, models, device_counts, data_kinds, settings,
+          reference=None, skipped=()):
+    """Writes report.md, results.json and chart.png to `output_dir`; returns their paths."""
+    os.makedirs(output_dir, exist_ok=True)
+    paths = {k: os.path.join(output_dir, f) for k, f in
+             (("markdown", "report.md"), ("json", "results.json"), ("png", "chart.png"))}
+    with open(paths["markdown"], "w") as f:
+        f.write(markdown(title, results, models, device_counts, data_kinds, settings, reference,
+                         skipped))
+    with open(paths["json"], "w") as f:
+        json.dump({"title": title, "settings": settings, "skipped": list(skipped),
+                   "results": [r.to_dict() for r in results]}, f, indent=1, default=str)
+    chart(results, models, paths["png"])
+    return paths

@@ -1,0 +1,59 @@
+"""Suites: sweeps over models × device counts × data kinds, one gin file per page table."""
+import gin
+import tensorflow as tf
+
+from mlbench.benchmark import report
+from mlbench.benchmark.bench import benchmark
+
+
+def visible_devices():
+    return len(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU"))
+
+
+@gin.configurable("benchmark_suite")
+def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch_sizes=None,
+              variable_updates=None, precision="auto", jit_compile="auto", data_dir=None,
+              num_warmup_batches=10, num_batches=100, num_runs=5, reference=None,
+              output_dir=None, verbose=True):
+    """Runs every configuration that fits this machine and writes the report.
+
+    Args:
+      name: the suite's title (e.g. the page's table).
+      models: model names, in the page's column order.
+      device_counts: rows; counts above the visible devices are skipped and listed.
+      data_kinds: 'synthetic' and/or 'real' (needs `data_dir`).
+      batch_sizes: {model: per-device batch}; others use the page's default.
+      variable_updates: {model: (variable_update, local_parameter_device)}.
+      reference: the page's figures {kind: {devices: {model: images/sec}}} for the report.
+      output_dir: where report.md, results.json and chart.png go.
+
+    Returns:
+      (results, paths of the written report files or None).
+    """
+    results, skipped = [], []
+    available = visible_devices()
+    for kind in data_kinds:
+        for n in device_counts:
+            if n > available:
+                skipped.append(f"{n} devices ({available} visible)")
+                continue
+            for model in models:
+                update, device = (variable_updates or {}).get(model, (None, None))
+                results.append(benchmark(
+                    model, (batch_sizes or {}).get(model), n, update, device, data=kind,
+                    data_dir=data_dir, precision=precision, jit_compile=jit_compile,
+                    num_warmup_batches=num_warmup_batches, num_batches=num_batches,
+                    num_runs=num_runs, verbose=verbose))
+    sizes = {r.model: r.batch_size for r in results}
+    settings = {"batch sizes (per device)": sizes,
+                "optimizer": "sgd", "data": list(data_kinds), "data_dir": data_dir,
+                "warm-up / timed steps / runs": f"{num_warmup_batches} / {num_batches} / {num_runs}",
+                "precision (requested → ran)": f"{precision} → "
+                                               f"{results[0].ran['precision'] if results else '-'}",
+                "jit_compile (requested → ran)": f"{jit_compile} → "
+                                                 f"{results[0].ran['jit_compile'] if results else '-'}"}
+    paths = None
+    if output_dir:
+        paths = report.write(output_dir, name, results, list(models), list(device_counts),
+                             list(data_kinds), settings, reference, sorted(set(skipped)))
+    return results, paths
