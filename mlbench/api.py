@@ -9,6 +9,7 @@ import os
 
 import gin
 import tensorflow as tf
+import tf_keras as keras
 
 from mlbench import config as gin_config
 from mlbench import data as data_lib
@@ -84,7 +85,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     policy = precision_lib.resolve_precision(precision)
     jit = precision_lib.resolve_jit_compile(jit_compile)
     _prepare_model_dir(model_dir)
-    tf.keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(seed)
     parts = _build_parts(strategy_obj, model, model_info, source, policy, optimizer,
                          learning_rate, optimizer_options, model_options, label_smoothing, steps)
     step = TrainStep(strategy_obj, parts["model"], parts["optimizer"], parts["task"],

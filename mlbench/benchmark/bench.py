@@ -2,6 +2,7 @@
 import time
 
 import tensorflow as tf
+import tf_keras as keras
 
 from mlbench import data as data_lib
 from mlbench import distribute, models
@@ -48,7 +49,7 @@ def benchmark(model, batch_size=None, num_devices=1, variable_update=None,
     policy = precision_lib.resolve_precision(precision)
     jit = precision_lib.resolve_jit_compile(jit_compile)
     global_batch = config["batch_size"] * strategy.num_replicas_in_sync
-    tf.keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(seed)
     step = runner.build_step(strategy, model, source, policy, jit, global_batch, forward_only)
     inputs = runner.inputs_for(strategy, source, config["batch_size"], seed)
     log = print if verbose else (lambda _: None)

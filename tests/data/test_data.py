@@ -93,7 +93,12 @@ def test_bert_records_round_trip(bert_records):
     pos, weights = batch["masked_lm_positions"].numpy(), batch["masked_lm_weights"].numpy()
     masked_ids = batch["masked_lm_ids"].numpy()
     assert ids.shape == (32, 64) and pos.shape == weights.shape == (32, 10)
-    assert ((ids != 0) == (mask == 1)).all()  # mask marks exactly the real tokens
+    # the mask is a prefix of real tokens ending in [SEP]; padding after it is [PAD] (0).
+    # (A real token may be 0 too: the 10 % random replacements can draw [PAD].)
+    lengths = mask.sum(axis=1)
+    assert (np.diff(mask, axis=1) <= 0).all() and (ids[mask == 0] == 0).all()
+    sep = open(os.path.join(out, "vocab.txt")).read().split("\n").index("[SEP]")
+    assert (ids[np.arange(32), lengths - 1] == sep).all()
     assert set(np.unique(batch["input_type_ids"].numpy())) <= {0, 1}
     real = weights == 1.0
     assert real.any(axis=1).all() and ((pos == 0) == ~real).all()
