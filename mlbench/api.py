@@ -19,6 +19,7 @@ from mlbench.results import TrainResult
 from mlbench.training import task as task_lib
 from mlbench.training.loop import Hooks, Loop, LoopConfig
 from mlbench.training.step import TrainStep
+from mlbench.training.warmup import make_warmup
 
 
 def train(gin_files=(), gin_bindings=(), **kwargs):
@@ -47,7 +48,8 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
               eval_every=None, eval_every_epochs=None, steps_per_loop=100, target=None,
               model_dir=None, seed=0, optimizer="sgd", learning_rate=0.1,
               optimizer_options=None, model_options=None, data_dir=None, data_options=None,
-              label_smoothing=0.0, checkpoint_every=0, hooks=None, verbose=True):
+              label_smoothing=0.0, checkpoint_every=0, eval_offset_epochs=0, warmup=False,
+              hooks=None, verbose=True):
     """Trains `model` on `data` with the mlbench loop and returns a TrainResult.
 
     Args:
@@ -69,6 +71,9 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
       model_options / data_dir / data_options: passed to the model factory / data source.
       label_smoothing: for classification losses.
       checkpoint_every: steps between checkpoints (default: at each eval and the end).
+      eval_offset_epochs: with `eval_every_epochs`, evals at offset + k·every epochs (MLPerf).
+      warmup: compile and warm up on zeros before the run clock starts, then restore the
+        initial state (compile time stays out of `time_to_quality_s`).
       hooks: a `mlbench.training.loop.Hooks` receiving run events (MLPerf logging).
       verbose: print progress lines.
     """
@@ -80,8 +85,9 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     _validate_batch(global_batch_size, strategy_obj.num_replicas_in_sync, k)
     source = data_lib.get(data, data_dir=data_dir, model_info=model_info,
                           **(data_options or {}))
-    steps, every = _resolve_lengths(train_steps, train_epochs, eval_every, eval_every_epochs,
-                                    source, global_batch_size)
+    steps, every, offset = _resolve_lengths(train_steps, train_epochs, eval_every,
+                                            eval_every_epochs, eval_offset_epochs, source,
+                                            global_batch_size)
     policy = precision_lib.resolve_precision(precision)
     jit = precision_lib.resolve_jit_compile(jit_compile)
     _prepare_model_dir(model_dir)
@@ -94,10 +100,15 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     _restore(checkpoint, model_dir)
     inputs = _train_inputs(strategy_obj, source, global_batch_size, seed, step)
     loop_config = LoopConfig(train_steps=steps, steps_per_loop=steps_per_loop, eval_every=every,
+                             eval_offset=offset,
                              target=target, checkpoint_every=checkpoint_every,
                              model_dir=model_dir, examples_per_step=global_batch_size,
                              log=print if verbose else (lambda _: None))
     make_eval = lambda: _eval_inputs(strategy_obj, source, global_batch_size)  # noqa: E731
+    per_replica = global_batch_size // strategy_obj.num_replicas_in_sync
+    if warmup:
+        loop_config.warmup = make_warmup(strategy_obj, step, inputs,
+                                         None if source.on_device else make_eval, per_replica)
     ran = dict(precision=policy, jit_compile=jit, microbatches=k,
                optimizer=parts["hyperparameters"], **distribute.describe(strategy_obj))
     gin_config.write(model_dir)
@@ -176,18 +187,20 @@ def _validate_batch(global_batch_size, replicas, k):
                          f"replicas × microbatches ({replicas}×{k}).")
 
 
-def _resolve_lengths(train_steps, train_epochs, eval_every, eval_every_epochs, source,
-                     global_batch_size):
-    """Converts epochs to steps with the source's train-set size."""
+def _resolve_lengths(train_steps, train_epochs, eval_every, eval_every_epochs, eval_offset_epochs,
+                     source, global_batch_size):
+    """Converts epochs to steps with the source's train-set size: (steps, every, offset)."""
     needs_size = train_epochs is not None or eval_every_epochs is not None
     if needs_size and not source.num_train_examples:
         raise ValueError(f"Epoch-based lengths need a known train-set size; data "
                          f"{source.name!r} has none: use `train_steps`/`eval_every`.")
     per_epoch = (source.num_train_examples / global_batch_size) if needs_size else None
     steps = train_steps if train_steps is not None else max(1, math.ceil(train_epochs * per_epoch))
+    offset = 0
     if eval_every_epochs is not None:
         eval_every = max(1, round(eval_every_epochs * per_epoch))
-    return steps, eval_every or 0
+        offset = round(eval_offset_epochs * per_epoch)
+    return steps, eval_every or 0, offset
 
 
 def _prepare_model_dir(model_dir):

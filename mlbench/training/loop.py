@@ -24,20 +24,36 @@ class LoopConfig:
       train_steps: stop after this many steps in total (resumed steps count).
       steps_per_loop: steps inside one `tf.function` call between host checks.
       eval_every: evaluate every this many steps (0 = only at the end).
+      eval_offset: evals happen at eval_offset + k·eval_every (MLPerf's eval offset).
       target: {metric: value}; stop at the first eval where every metric ≥ value.
       checkpoint_every: save every this many steps (0 = at evals and the end).
       model_dir: where checkpoints and summaries go (None = nowhere).
       examples_per_step: the global batch size.
       log: prints one progress line per loop.
+      warmup: compiles and warms up on synthetic data, then restores the initial
+        state; it runs before `on_run_start` so compile time stays out of the run.
     """
     train_steps: int
     steps_per_loop: int = 100
     eval_every: int = 0
+    eval_offset: int = 0
     target: Optional[Dict[str, float]] = None
     checkpoint_every: int = 0
     model_dir: Optional[str] = None
     examples_per_step: int = 1
     log: Callable[[str], None] = print
+    warmup: Optional[Callable[[], None]] = None
+
+    def eval_due(self, step):
+        if not self.eval_every or step < self.eval_offset:
+            return False
+        return (step - self.eval_offset) % self.eval_every == 0
+
+    def next_eval(self, step):
+        """The first eval step after `step`."""
+        if step < self.eval_offset:
+            return self.eval_offset
+        return self.eval_offset + ((step - self.eval_offset) // self.eval_every + 1) * self.eval_every
 
 
 @dataclasses.dataclass
@@ -91,25 +107,30 @@ class Loop:
         """The next step at which the host must stop: eval, checkpoint or the end."""
         c = self.config
         ends = [c.train_steps, step + c.steps_per_loop]
-        for every in (c.eval_every, c.checkpoint_every):
-            if every:
-                ends.append((step // every + 1) * every)
+        if c.eval_every:
+            ends.append(c.next_eval(step))
+        if c.checkpoint_every:
+            ends.append((step // c.checkpoint_every + 1) * c.checkpoint_every)
         return min(ends)
 
     def run(self):
         c, timing = self.config, _Timing()
         history, metrics, reached, ttq = [], {}, False, None
+        if c.warmup:
+            warm_start = time.perf_counter()
+            c.warmup()
+            timing.compile_s += time.perf_counter() - warm_start
         self.hooks.on_run_start()
         run_start = time.perf_counter()
         step, first = self.global_step, True
         while step < c.train_steps and not reached:
             # The first call runs a single step: it carries the trace/compile
             # and is kept out of the examples/sec figure.
-            n = 1 if first else self._next_boundary(step) - step
-            loss, skipped = self._train_block(step, n, timing, first)
+            n = 1 if first and not c.warmup else self._next_boundary(step) - step
+            loss, skipped = self._train_block(step, n, timing, first and not c.warmup)
             step, first = self.global_step, False
             record = self._record(step, loss, skipped, timing, run_start, history)
-            if c.eval_every and step % c.eval_every == 0 or step >= c.train_steps:
+            if c.eval_due(step) or step >= c.train_steps:
                 metrics = self._evaluate(step, record)
                 if target_met(metrics, c.target):
                     reached, ttq = True, time.perf_counter() - run_start

@@ -43,3 +43,22 @@ def test_unreached_target_is_reported():
                            target={"top1": 1.01}, **DIGITS)
     assert not result.reached_target and result.time_to_quality_s is None
     assert result.steps == 4
+
+
+def test_warmup_leaves_the_run_unchanged():
+    """Warm-up compiles on zeros before run start and restores every variable (slots too)."""
+    plain = mlbench.train(train_steps=6, steps_per_loop=3, optimizer_options={"momentum": 0.9},
+                          **DIGITS)
+    warmed = mlbench.train(train_steps=6, steps_per_loop=3, optimizer_options={"momentum": 0.9},
+                           warmup=True, **DIGITS)
+    for a, b in zip(weights(plain), weights(warmed)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert warmed.history[0]["step"] == 3  # no separate 1-step compile block after warm-up
+    assert warmed.compile_s > 0
+
+
+def test_eval_offset_places_evals():
+    result = mlbench.train(train_epochs=5, eval_every_epochs=2, eval_offset_epochs=1,
+                           **{**DIGITS, "global_batch_size": 719})
+    evals = [h["step"] for h in result.history if "metrics" in h]
+    assert evals == [2, 6, 10]  # 2 steps per epoch: offset 1 epoch, then every 2

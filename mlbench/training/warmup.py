@@ -1,0 +1,47 @@
+"""Compile and warm up before the run clock starts, then restore the initial state.
+
+MLPerf lets compilation and a warm-up on synthetic data happen between
+init_start and run_start. The warm-up feeds zeros shaped exactly like the
+real input (same element spec, so tf.function reuses the trace for the real
+iterator), runs one train step and one eval step, and then puts every model
+and optimizer variable back — slots created by the warm-up step back to zero —
+so the run starts from the same state as without warm-up.
+"""
+import tensorflow as tf
+
+
+def _optimizer_variables(optimizer):
+    variables = optimizer.variables
+    return list(variables() if callable(variables) else variables)
+
+
+def _zeros_like_spec(spec, batch):
+    return tf.nest.map_structure(
+        lambda s: tf.zeros([batch if d is None else d for d in s.shape], s.dtype), spec)
+
+
+def _fake_iterator(strategy, element_spec, per_replica_batch):
+    """A distributed iterator of zeros with the real one's per-replica element spec."""
+    def dataset_fn(ctx):
+        del ctx
+        return tf.data.Dataset.from_tensors(
+            _zeros_like_spec(element_spec, per_replica_batch)).repeat()
+    return iter(strategy.distribute_datasets_from_function(dataset_fn))
+
+
+def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_batch):
+    """Returns a callable doing the warm-up described in the module docstring."""
+    def warmup():
+        state = step.model.variables + _optimizer_variables(step.optimizer)
+        saved = {v.ref(): v.numpy() for v in state}
+        if hasattr(train_inputs, "element_spec"):
+            inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
+        else:
+            inputs = train_inputs  # synthetic data already on the devices
+        step.train_loop(inputs, tf.constant(1, tf.int32))
+        if make_eval_dataset is not None:
+            eval_spec = make_eval_dataset().element_spec
+            step.eval_step(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
+        for v in state + _optimizer_variables(step.optimizer):
+            v.assign(saved[v.ref()] if v.ref() in saved else tf.zeros_like(v))
+    return warmup
