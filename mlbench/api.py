@@ -49,7 +49,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
               model_dir=None, seed=0, optimizer="sgd", learning_rate=0.1,
               optimizer_options=None, model_options=None, data_dir=None, data_options=None,
               label_smoothing=0.0, checkpoint_every=0, eval_offset_epochs=0, warmup=False,
-              hooks=None, verbose=True):
+              init_checkpoint=None, hooks=None, verbose=True):
     """Trains `model` on `data` with the mlbench loop and returns a TrainResult.
 
     Args:
@@ -74,6 +74,8 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
       eval_offset_epochs: with `eval_every_epochs`, evals at offset + k·every epochs (MLPerf).
       warmup: compile and warm up on zeros before the run clock starts, then restore the
         initial state (compile time stays out of `time_to_quality_s`).
+      init_checkpoint: weights to start from when `model_dir` has no checkpoint yet (a
+        Model Garden BERT pretrainer checkpoint, or an mlbench one).
       hooks: a `mlbench.training.loop.Hooks` receiving run events (MLPerf logging).
       verbose: print progress lines.
     """
@@ -97,7 +99,8 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     step = TrainStep(strategy_obj, parts["model"], parts["optimizer"], parts["task"],
                      global_batch_size, k, jit)
     checkpoint = tf.train.Checkpoint(model=parts["model"], optimizer=parts["optimizer"])
-    _restore(checkpoint, model_dir)
+    if not _restore(checkpoint, model_dir) and init_checkpoint:
+        _warm_start(parts["model"], init_checkpoint)
     inputs = _train_inputs(strategy_obj, source, global_batch_size, seed, step)
     loop_config = LoopConfig(train_steps=steps, steps_per_loop=steps_per_loop, eval_every=every,
                              eval_offset=offset,
@@ -112,7 +115,13 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
     ran = dict(precision=policy, jit_compile=jit, microbatches=k,
                optimizer=parts["hyperparameters"], **distribute.describe(strategy_obj))
     gin_config.write(model_dir)
-    outcome = Loop(loop_config, step, inputs, make_eval, checkpoint, hooks or Hooks()).run()
+    hooks = hooks or Hooks()
+    hooks.on_configured(dict(
+        global_batch_size=global_batch_size, gradient_accumulation_steps=k, train_steps=steps,
+        num_train_examples=source.num_train_examples, num_eval_examples=source.num_eval_examples,
+        seed=seed, optimizer=parts["hyperparameters"], model=model, target=target,
+        label_smoothing=label_smoothing))
+    outcome = Loop(loop_config, step, inputs, make_eval, checkpoint, hooks).run()
     gin_config.write_operative(model_dir)
     return _result(outcome, parts, args, ran, model_dir, verbose)
 
@@ -227,12 +236,21 @@ def _build_parts(strategy, name, model_info, source, policy, optimizer, learning
 
 
 def _restore(checkpoint, model_dir):
-    """Resumes from the latest checkpoint in `model_dir`, if any."""
+    """Resumes from the latest checkpoint in `model_dir`; True if there was one."""
     if not model_dir:
-        return
+        return False
     latest = tf.train.latest_checkpoint(os.path.join(model_dir, "checkpoints"))
     if latest:
         checkpoint.restore(latest)
+    return bool(latest)
+
+
+def _warm_start(model, path):
+    """Model weights only: Model Garden pretrainer items (encoder, masked_lm) or mlbench's."""
+    items = getattr(model, "checkpoint_items", None) or {"model": model}
+    if not tf.io.gfile.exists(path + ".index"):
+        raise ValueError(f"`init_checkpoint` ({path!r}) has no {path + '.index'}.")
+    tf.train.Checkpoint(**items).read(path).expect_partial()
 
 
 def _train_inputs(strategy, source, global_batch_size, seed, step):

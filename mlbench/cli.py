@@ -4,7 +4,7 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-COMMANDS = ("train", "data", "benchmark")
+COMMANDS = ("train", "data", "benchmark", "mlperf")
 DATA_KINDS = ("imagenet", "bert")
 
 flags.DEFINE_multi_string("gin_file", [], "Gin files (searched as given, then under gin/).")
@@ -48,6 +48,19 @@ flags.DEFINE_string("precision", "auto", "auto | float32 | mixed_float16 | mixed
 flags.DEFINE_string("xla_compile", "auto", "auto | true | false.")
 flags.DEFINE_bool("forward_only", False, "Time inference only.")
 flags.DEFINE_string("suite", None, "A suite under gin/benchmarks/ (e.g. dgx1_p100).")
+
+
+flags.DEFINE_integer("runs", 1, "mlbench mlperf: runs (seeds seed, seed+1, ...).")
+flags.DEFINE_integer("seed", 0, "mlbench mlperf: seed of the first run.")
+
+
+def _mlperf():
+    from mlbench.mlperf.run import run_many
+    if not FLAGS.gin_file:
+        raise ValueError("`--gin_file` is required (e.g. mlperf/cpu/resnet_digits.gin).")
+    records, _ = run_many(FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.runs, FLAGS.seed,
+                          FLAGS.output_dir or "runs/mlperf")
+    return 0 if all(r.reached_target and r.checker_passed for r in records) else 3
 
 
 def _split_cpu(num_devices):
@@ -131,7 +144,7 @@ def main(argv):
     try:
         if command == "data":
             return _data(argv[2] if len(argv) > 2 else None)
-        return {"train": _train, "benchmark": _benchmark}[command]()
+        return {"train": _train, "benchmark": _benchmark, "mlperf": _mlperf}[command]()
     except (ValueError, TypeError) as e:
         print(f"mlbench {command}: error: {e}", file=sys.stderr)
         return 2

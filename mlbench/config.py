@@ -16,6 +16,7 @@ def parse(gin_files=(), gin_bindings=()):
     Raises:
       ValueError: a missing file or an unknown/misspelled binding, naming it.
     """
+    _register_configurables()
     gin.clear_config()
     gin.add_config_file_search_path(GIN_ROOT)  # for `include` lines
     files = [resolve(path) for path in gin_files]
@@ -25,6 +26,13 @@ def parse(gin_files=(), gin_bindings=()):
     except (ValueError, KeyError, SyntaxError, IOError) as e:
         raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
                          f"{list(gin_bindings)}): {e}") from e
+
+
+def _register_configurables():
+    """Imports every module with gin configurables, so any gin file parses anywhere."""
+    import mlbench.api  # noqa: F401  (train)
+    import mlbench.benchmark.suite  # noqa: F401  (benchmark_suite)
+    import mlbench.mlperf.run  # noqa: F401  (mlperf)
 
 
 def resolve(path):

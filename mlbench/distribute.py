@@ -165,3 +165,15 @@ def describe(strategy):
     # TF's class behind MultiWorkerMirroredStrategy is CollectiveAllReduceStrategy.
     name = {"CollectiveAllReduceStrategy": "MultiWorkerMirroredStrategy"}.get(name, name)
     return {"strategy": name, "replicas": strategy.num_replicas_in_sync}
+
+
+def is_chief(environ=None):
+    """True for the process that writes checkpoints, logs and results (TF_CONFIG's chief,
+    else worker 0, else a single process)."""
+    config = parse_tf_config(environ)
+    if not config:
+        return True
+    task = config["task"]
+    if "chief" in config["cluster"]:
+        return task["type"] == "chief"
+    return task["type"] == "worker" and task.get("index", 0) == 0

@@ -72,6 +72,7 @@ class LoopOutcome:
 class Hooks:
     """Run events (the MLPerf logger implements them); every method is optional."""
 
+    def on_configured(self, info): pass
     def on_run_start(self): pass
     def on_block_start(self, step, num_steps): pass
     def on_block_stop(self, step): pass
