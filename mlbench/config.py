@@ -18,7 +18,10 @@ def parse(gin_files=(), gin_bindings=()):
     """
     _register_configurables()
     gin.clear_config()
-    gin.add_config_file_search_path(GIN_ROOT)  # for `include` lines
+    # Includes are written 'gin/<folder>/<file>.gin' and found under the repository root.
+    # (A bare 'mlperf/x.gin' makes gin's system-path reader import `mlperf` as a Python
+    # package, and it crashes on namespace packages such as tests/mlperf.)
+    gin.add_config_file_search_path(os.path.dirname(GIN_ROOT))
     files = [resolve(path) for path in gin_files]
     try:
         gin.parse_config_files_and_bindings(files, list(gin_bindings),

@@ -1,0 +1,140 @@
+"""MLPerf runs: logs the compliance checker accepts, aborted runs, scoring, closed rules."""
+import json
+import os
+
+import gin
+import pytest
+
+from mlbench import config as gin_config
+from mlbench.data import bert_writer, writers
+from mlbench.mlperf import checker, run
+from mlbench.mlperf.logger import MLPerfLogger
+
+
+@pytest.fixture(scope="module")
+def digits_dir(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("digits32"))
+    writers.write_bundled_imagenet(out, "digits", image_size=32)
+    return out
+
+
+def log_lines(path):
+    return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(path)]
+
+
+def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digits_dir):
+    records, _ = run.run_many(["mlperf/cpu/resnet_digits.gin"],
+                              [f"train.data_dir = '{digits_dir}'"], runs=1,
+                              output_dir=str(tmp_path))
+    record = records[0]
+    assert record.reached_target and record.status == "success"
+    assert record.metrics["top1"] >= 0.90
+    assert record.checker_passed, record.checker_output
+    verdict = checker.check(record.log, "resnet", "4.0.0")  # the checker's own exit code
+    assert verdict.returncode == 0
+    keys = [e["key"] for e in log_lines(record.log)]
+    assert keys.index("init_stop") < keys.index("run_start") < keys.index("eval_accuracy")
+    assert keys.count("gradient_accumulation_steps") == 1 and keys[-1] == "run_stop"
+    assert json.load(open(tmp_path / "results.json"))["division"] == "open"
+
+
+def test_step_limit_before_target_logs_aborted(tmp_path, digits_dir):
+    records, score = run.run_many(["mlperf/cpu/resnet_digits.gin"],
+                                  [f"train.data_dir = '{digits_dir}'", "train.train_epochs = 2"],
+                                  runs=1, output_dir=str(tmp_path))
+    events = log_lines(records[0].log)
+    stop = [e for e in events if e["key"] == "run_stop"]
+    assert len(stop) == 1 and stop[0]["metadata"]["status"] == "aborted"
+    assert not records[0].reached_target and records[0].minutes is None and score is None
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("bert"))
+    # the settings of `mlbench data bert --seq_length=64 --max_predictions=10` (docs/mlperf.md)
+    bert_writer.write_bert_pretraining(out, vocab_size=2000, seq_length=64, max_predictions=10,
+                                       dupe_factor=5)
+    return out
+
+
+def test_short_bert_run_logs_pass_checker_5_0_0(tmp_path, bert_dir):
+    records, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"],
+                              [f"train.data_dir = '{bert_dir}'", "train.eval_every = 100",
+                               "train.train_steps = 300",
+                               "train.target = {'masked_lm_accuracy': 0.05}"],
+                              runs=1, output_dir=str(tmp_path))
+    assert records[0].reached_target and records[0].checker_passed, records[0].checker_output
+    events = log_lines(records[0].log)
+    assert [e["value"] for e in events if e["key"] == "gradient_accumulation_steps"] == [2]
+    assert {"opt_lamb_beta_1", "opt_lamb_epsilon", "opt_lamb_weight_decay_rate"} <= {
+        e["key"] for e in events}
+
+
+@pytest.mark.slow
+def test_cpu_bert_reaches_its_target(tmp_path, bert_dir):
+    records, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"], [f"train.data_dir = '{bert_dir}'"],
+                              runs=1, output_dir=str(tmp_path))
+    assert records[0].reached_target and records[0].checker_passed
+
+
+def test_olympic_score():
+    assert run.olympic_score([5.0, 1.0, 3.0, 9.0, 4.0]) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="at least 3"):
+        run.olympic_score([1.0, 2.0])
+
+
+def closed_log(gin_file, path, benchmark, accuracy, num_train, num_eval, steps):
+    """A short log with the closed file's real hyperparameters and a faked eval accuracy."""
+    gin_config.parse([gin_file])
+    info = run.planned_info()
+    options = dict(gin.query_parameter("train.optimizer_options"))
+    info["optimizer"]["decay_steps"] = options.get("decay_steps", steps)
+    logger = MLPerfLogger(path, benchmark, "closed")
+    logger.init_start()
+    logger.on_configured(dict(
+        global_batch_size=gin.query_parameter("train.global_batch_size"),
+        gradient_accumulation_steps=1 if benchmark == "resnet" else
+        gin.query_parameter("train.gradient_accumulation_steps"),
+        train_steps=steps, num_train_examples=num_train, num_eval_examples=num_eval, seed=1,
+        optimizer=info["optimizer"]))
+    logger.on_run_start()
+    logger.on_block_start(0, 10)
+    logger.on_eval_start(10)
+    logger.on_eval_stop(10, {"top1": accuracy, "masked_lm_accuracy": accuracy})
+    logger.on_run_stop(True)
+    return path
+
+
+@pytest.mark.parametrize("gin_file,benchmark,accuracy,ruleset", [
+    ("mlperf/resnet50_imagenet.gin", "resnet", 0.7601, "4.0.0"),
+    ("mlperf/bert_pretraining.gin", "bert", 0.7205, "5.0.0"),
+])
+def test_closed_files_hyperparameters_pass_closed_checker(tmp_path, gin_file, benchmark,
+                                                          accuracy, ruleset):
+    gin_config.parse([gin_file])
+    assert run.resolve_division(run.settings()) == "closed"  # mlbench's own rules agree
+    path = closed_log(gin_file, str(tmp_path / "log"), benchmark, accuracy, 1281167, 50000,
+                      23_000)
+    verdict = checker.check(path, benchmark, ruleset)
+    assert verdict.passed, verdict.output
+    # and the same log with the accuracy below target fails the closed checker
+    failing = closed_log(gin_file, str(tmp_path / "low"), benchmark, 0.5, 1281167, 50000, 23_000)
+    assert not checker.check(failing, benchmark, ruleset).passed
+
+
+def test_closed_rule_violation_is_refused_or_run_as_open():
+    bad = ["train.optimizer_options = {'schedule': 'polynomial', 'power': 2.0, "
+           "'end_learning_rate': 2e-4, 'warmup_steps': 10, 'momentum': 0.9, "
+           "'weight_decay': 5e-5}"]
+    gin_config.parse(["mlperf/resnet50_imagenet.gin"], bad)
+    with pytest.raises(ValueError, match="lars_opt_end_learning_rate == 1e-4"):
+        run.resolve_division(run.settings())
+    gin_config.parse(["mlperf/resnet50_imagenet.gin"], bad + ["mlperf.fallback_to_open = True"])
+    assert run.resolve_division(run.settings()) == "open"
+
+
+def test_missing_data_fails_before_init(tmp_path):
+    with pytest.raises(ValueError, match="is not a directory"):
+        run.run_many(["mlperf/resnet50_imagenet.gin"],
+                     [f"train.data_dir = '{tmp_path / 'imagenet'}'"], output_dir=str(tmp_path))
+    assert not os.path.exists(tmp_path / "run_0")
