@@ -6,6 +6,7 @@ factories it calls (`mlbench.models.get`, `mlbench.optimizer`).
 import inspect
 import math
 import os
+import tempfile
 
 import gin
 import tensorflow as tf
@@ -92,7 +93,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
                                             global_batch_size)
     policy = precision_lib.resolve_precision(precision)
     jit = precision_lib.resolve_jit_compile(jit_compile)
-    _prepare_model_dir(model_dir)
+    model_dir = _prepare_model_dir(model_dir)
     keras.utils.set_random_seed(seed)
     parts = _build_parts(strategy_obj, model, model_info, source, policy, optimizer,
                          learning_rate, optimizer_options, model_options, label_smoothing, steps)
@@ -122,6 +123,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
         seed=seed, optimizer=parts["hyperparameters"], model=model, target=target,
         label_smoothing=label_smoothing))
     outcome = Loop(loop_config, step, inputs, make_eval, checkpoint, hooks).run()
+    ran["jit_compile"] = step.jit_compile  # False if XLA refused the step
     gin_config.write_operative(model_dir)
     return _result(outcome, parts, args, ran, model_dir, verbose)
 
@@ -213,8 +215,18 @@ def _resolve_lengths(train_steps, train_epochs, eval_every, eval_every_epochs, e
 
 
 def _prepare_model_dir(model_dir):
-    if model_dir:
-        os.makedirs(model_dir, exist_ok=True)
+    """Creates the chief's model_dir; other workers get a private temporary one.
+
+    Under MultiWorkerMirroredStrategy every worker must take part in saving
+    (the save is collective), so non-chief workers save too, but only to
+    throw-away directories (TF's recommended pattern).
+    """
+    if not model_dir:
+        return None
+    if not distribute.is_chief():
+        return tempfile.mkdtemp(prefix="mlbench_worker_")
+    os.makedirs(model_dir, exist_ok=True)
+    return model_dir
 
 
 def _build_parts(strategy, name, model_info, source, policy, optimizer, learning_rate,

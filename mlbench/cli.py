@@ -1,10 +1,11 @@
 """Command line: `mlbench train|...` — the only module that reads flags."""
+import os
 import sys
 
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-COMMANDS = ("train", "data", "benchmark", "mlperf")
+COMMANDS = ("train", "data", "benchmark", "mlperf", "launch")
 DATA_KINDS = ("imagenet", "bert")
 
 flags.DEFINE_multi_string("gin_file", [], "Gin files (searched as given, then under gin/).")
@@ -61,6 +62,33 @@ def _mlperf():
     records, _ = run_many(FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.runs, FLAGS.seed,
                           FLAGS.output_dir or "runs/mlperf")
     return 0 if all(r.reached_target and r.checker_passed for r in records) else 3
+
+
+flags.DEFINE_integer("num_workers", 2, "mlbench launch: local worker processes.")
+flags.DEFINE_integer("num_ps", 0, "mlbench launch: local parameter-server processes.")
+flags.DEFINE_float("launch_timeout_s", 0, "mlbench launch: stop everything after this (0 = never).")
+flags.DEFINE_list("worker_hosts", [], "host:port of every worker (builds TF_CONFIG).")
+flags.DEFINE_list("ps_hosts", [], "host:port of every parameter server.")
+flags.DEFINE_integer("task_index", 0, "This process's index among the workers.")
+flags.DEFINE_string("job_name", "worker", "This process's job: worker | ps | chief.")
+
+
+def _launch(args):
+    from mlbench.launch import launch
+    code, failed = launch(args, FLAGS.num_workers, FLAGS.num_ps, FLAGS.launch_timeout_s or None)
+    if failed:
+        print(f"mlbench launch: {failed} failed (exit code {code}); stopped the others.",
+              file=sys.stderr)
+    return code
+
+
+def _tf_config_from_flags():
+    """--worker_hosts/--task_index (--ps_hosts) → TF_CONFIG, before TensorFlow starts."""
+    if not FLAGS.worker_hosts:
+        return
+    from mlbench.distribute import tf_config_from_hosts
+    os.environ["TF_CONFIG"] = tf_config_from_hosts(FLAGS.worker_hosts, FLAGS.task_index,
+                                                   FLAGS.ps_hosts, FLAGS.job_name)
 
 
 def _split_cpu(num_devices):
@@ -142,6 +170,9 @@ def main(argv):
                              f"got {argv[1:2] or 'nothing'}.")
     command = argv[1]
     try:
+        if command == "launch":
+            return _launch(argv[2:])
+        _tf_config_from_flags()
         if command == "data":
             return _data(argv[2] if len(argv) > 2 else None)
         return {"train": _train, "benchmark": _benchmark, "mlperf": _mlperf}[command]()

@@ -5,6 +5,7 @@ validation and the mapping of tf_cnn_benchmarks' vocabulary (DESIGN.md).
 """
 import json
 import os
+import socket
 
 import tensorflow as tf
 
@@ -90,7 +91,11 @@ def _multi_worker_mirrored(all_reduce):
     implementation = (tf.distribute.experimental.CommunicationImplementation.NCCL
                       if all_reduce == "nccl" else
                       tf.distribute.experimental.CommunicationImplementation.AUTO)
-    options = tf.distribute.experimental.CommunicationOptions(implementation=implementation)
+    # A bounded collective timeout: a dead or unreachable worker makes the others fail
+    # with DeadlineExceeded instead of hanging (MLBENCH_COLLECTIVE_TIMEOUT_S, default 300 s).
+    timeout = float(os.environ.get("MLBENCH_COLLECTIVE_TIMEOUT_S", "300"))
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=implementation, timeout_seconds=timeout)
     return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
 
@@ -177,3 +182,26 @@ def is_chief(environ=None):
     if "chief" in config["cluster"]:
         return task["type"] == "chief"
     return task["type"] == "worker" and task.get("index", 0) == 0
+
+
+def tf_config_from_hosts(worker_hosts, task_index, ps_hosts=(), job_name="worker"):
+    """TF_CONFIG (JSON) for this process from host lists, validated like a given TF_CONFIG."""
+    cluster = {"worker": list(worker_hosts)}
+    if ps_hosts:
+        cluster["ps"] = list(ps_hosts)
+    raw = json.dumps({"cluster": cluster, "task": {"type": job_name, "index": task_index}})
+    parse_tf_config({"TF_CONFIG": raw})
+    _check_own_port(cluster[job_name][task_index])
+    return raw
+
+
+def _check_own_port(address):
+    """This task's port must be free when it is on this machine."""
+    host, _, port = address.rpartition(":")
+    if host not in ("127.0.0.1", "localhost", socket.gethostname()):
+        return
+    with socket.socket() as s:
+        try:
+            s.bind((host, int(port)))
+        except OSError as e:
+            raise ValueError(f"port {port} of this task ({address}) is in use: {e}.") from e

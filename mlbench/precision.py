@@ -40,8 +40,12 @@ def _gpu_compute_capabilities():
 
 
 def accelerator_kind():
-    """'tpu', 'gpu' or 'cpu': what the default strategy would run on."""
-    if tf.config.list_logical_devices("TPU"):
+    """'tpu', 'gpu' or 'cpu': what the default strategy would run on.
+
+    Physical listings only: logical ones would initialise TF's context, after
+    which MultiWorkerMirroredStrategy can no longer configure collectives.
+    """
+    if tf.config.list_physical_devices("TPU"):
         return "tpu"
     if tf.config.list_physical_devices("GPU"):
         return "gpu"

@@ -149,7 +149,7 @@ class Loop:
     def _train_block(self, step, n, timing, first):
         self.hooks.on_block_start(step, n)
         start = time.perf_counter()
-        loss, skipped = self.step.train_loop(self.inputs, tf.constant(n, tf.int32))
+        loss, skipped = self.step.run(self.inputs, tf.constant(n, tf.int32))
         loss = float(loss)  # waits for the devices
         timing.add(time.perf_counter() - start, n * self.config.examples_per_step, first)
         timing.skipped += int(skipped)

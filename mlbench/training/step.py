@@ -35,6 +35,7 @@ class TrainStep:
         self.global_batch_size = global_batch_size
         self.num_microbatches = num_microbatches
         self.loss_scaled = uses_loss_scale(optimizer)
+        self.jit_compile = jit_compile
         self.replica_gradients = tf.function(self._replica_gradients, jit_compile=jit_compile)
         self.train_loop = tf.function(self._train_loop)
         # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
@@ -69,6 +70,25 @@ class TrainStep:
             return 0.0
         share = self.strategy.num_replicas_in_sync * self.num_microbatches
         return tf.add_n([tf.cast(x, tf.float32) for x in self.model.losses]) / share
+
+    def run(self, inputs, num_steps):
+        """`train_loop`, falling back to the uncompiled step if XLA refuses it.
+
+        XLA fails on some ops and under some multi-worker set-ups; the
+        compile error surfaces on the first call, before any update is
+        applied. `jit_compile` then records what really ran.
+        """
+        try:
+            return self.train_loop(inputs, num_steps)
+        except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError,
+                tf.errors.InternalError) as e:
+            if not self.jit_compile or "XLA" not in str(e) and "jit" not in str(e).lower():
+                raise
+            print(f"XLA could not compile the step; running it uncompiled ({type(e).__name__}).")
+            self.jit_compile = False
+            self.replica_gradients = tf.function(self._replica_gradients)
+            self.train_loop = tf.function(self._train_loop)
+            return self.train_loop(inputs, num_steps)
 
     def _replica_step(self, batch):
         grads, loss = self.replica_gradients(batch)

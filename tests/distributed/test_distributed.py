@@ -1,0 +1,120 @@
+"""Distribution on this machine: localhost workers, logical CPU devices, launcher failures."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tf_keras as keras
+
+import mlbench
+from mlbench import distribute
+from conftest import REPO
+
+SCRIPT = os.path.join(REPO, "tests", "distributed", "worker_script.py")
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
+def launch(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "mlbench", "launch", *args], cwd=REPO,
+                          env=env or ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def weights(path):
+    saved = np.load(path)
+    return [saved[k] for k in sorted(saved.files, key=lambda k: int(k.split("_")[1]))]
+
+
+def test_two_workers_match_each_other_and_one_process(tmp_path):
+    multi, single = tmp_path / "multi", tmp_path / "single"
+    multi.mkdir(), single.mkdir()
+    out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(multi),
+                 "multi_worker_mirrored", "4")
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "[worker 1] worker_1 done: steps=4 strategy=MultiWorkerMirroredStrategy replicas=2" \
+        in out.stdout
+    alone = subprocess.run([sys.executable, SCRIPT, str(single), "one_device", "4"], env=ENV,
+                           capture_output=True, text=True, timeout=600)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    w0, w1 = weights(multi / "worker_0.npz"), weights(multi / "worker_1.npz")
+    ws = weights(single / "single.npz")
+    for a, b, c in zip(w0, w1, ws):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+    assert (multi / "run" / "result.json").exists()  # only the chief wrote the run directory
+    assert json.loads((multi / "run" / "result.json").read_text())["ran"]["replicas"] == 2
+
+
+def test_killed_worker_stops_the_launch_and_is_named(tmp_path):
+    start = time.monotonic()
+    out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
+                 "multi_worker_mirrored", "100000", env={**ENV, "DIE_AFTER_S": "12"})
+    elapsed = time.monotonic() - start
+    assert out.returncode != 0
+    assert "worker 1 failed" in out.stderr
+    assert elapsed < 120
+
+
+@pytest.mark.parametrize("strategy", ["central_storage", "mirrored"])
+def test_two_device_strategies_equal_one_device(vectors, strategy):
+    def run(name, devices):
+        result = mlbench.train(model="mlp", data=vectors, global_batch_size=32, train_steps=3,
+                               strategy=name, num_devices=devices, precision="float32",
+                               learning_rate=0.5, verbose=False)
+        return result, [v.numpy() for v in result.model.trainable_variables]
+    one, w1 = run("one_device", None)
+    two, w2 = run(strategy, 2)
+    assert two.ran["replicas"] == 2
+    for a, b in zip(w1, w2):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_xla_refusal_falls_back_and_is_recorded(vectors, monkeypatch):
+    """A model with a host-side op XLA cannot compile: the step runs uncompiled, and says so."""
+    import tensorflow as tf
+    from mlbench.models import registry
+
+    def host_mlp(num_classes=4, input_dim=16):
+        inputs = keras.Input((input_dim,))
+        x = keras.layers.Lambda(lambda t: tf.reshape(
+            tf.numpy_function(np.tanh, [t], tf.float32), tf.shape(t)))(inputs)
+        return keras.Model(inputs, keras.layers.Dense(num_classes)(x))
+    monkeypatch.setitem(registry._REGISTRY, "host_mlp",
+                        registry.ModelInfo("host_mlp", host_mlp, (16,), "vector", "test"))
+    result = mlbench.train(model="host_mlp", data=vectors, global_batch_size=32, train_steps=2,
+                           jit_compile=True, precision="float32", verbose=False)
+    assert result.ran["jit_compile"] is False and result.steps == 2
+
+
+@pytest.mark.parametrize("raw,needle", [
+    ("{not json", "not valid JSON"),
+    ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 3}}',
+     "index (3) is out of range"),
+    ('{"cluster": {"worker": ["a:1"]}}', "must have 'cluster' and 'task'"),
+])
+def test_malformed_tf_config_is_refused(raw, needle):
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        distribute.parse_tf_config({"TF_CONFIG": raw})
+
+
+def test_port_in_use_is_refused():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(ValueError, match=f"port {port} .* is in use"):
+            distribute.tf_config_from_hosts([f"127.0.0.1:{port}", "127.0.0.1:1"], 0)
+
+
+def test_parameter_server_without_ps_hosts_is_refused(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="needs ps hosts"):
+        distribute.get_strategy("parameter_server")
+
+
+def test_tpu_without_tpu_says_so():
+    with pytest.raises(RuntimeError, match="no TPU was found"):
+        distribute.get_strategy("tpu")
