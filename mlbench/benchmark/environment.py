@@ -67,8 +67,9 @@ def peak_flops(policy, num_devices):
                 return peaks[kind] * 1e12 * num_devices, f"{num_devices}× {key} {kind} data sheet"
         return None, f"unknown GPU {name!r}"
     peak, per_cycle = cpu_peak_flops(policy)
-    return peak, (f"{os.cpu_count()} cores × {_cpu_ghz():.2f} GHz × {per_cycle} FLOPs/cycle "
-                  f"(stated peak; logical CPU devices share it)")
+    return peak, (f"{os.cpu_count()} cores × {_cpu_ghz():.2f} GHz (nominal) × {per_cycle} "
+                  f"FLOPs/cycle; boost clocks can put MFU above 100 %; logical CPU devices "
+                  f"share it")
 
 
 def _git_hash():
