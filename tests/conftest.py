@@ -27,3 +27,12 @@ def vector_source(n=256, dim=16, classes=4, seed=0):
 @pytest.fixture
 def vectors():
     return vector_source()
+
+
+@pytest.fixture(scope="session")
+def digit_records(tmp_path_factory):
+    """scikit-learn's real digits as ImageNet-format records, 32×32 (train 1,438 / eval 359)."""
+    from mlbench.data import writers
+    out = str(tmp_path_factory.mktemp("digits32"))
+    writers.write_bundled_imagenet(out, "digits", image_size=32)
+    return out

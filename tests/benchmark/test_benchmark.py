@@ -9,7 +9,6 @@ import tensorflow as tf
 import mlbench
 from mlbench import distribute
 from mlbench.benchmark import runner, stats, suite
-from mlbench.data import writers
 
 
 def test_statistics_match_hand_computation():
@@ -75,13 +74,6 @@ def test_replicated_all_reduce_choices():
                       ("reduction_to_one_device", "ReductionToOneDevice")):
         strategy = distribute.from_variable_update("replicated", 2, all_reduce=spec)
         assert type(strategy.extended._cross_device_ops).__name__ == cls
-
-
-@pytest.fixture(scope="module")
-def digit_records(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("digits32"))
-    writers.write_bundled_imagenet(out, "digits", image_size=32)
-    return out
 
 
 def test_real_data_mode_reads_imagenet_records(digit_records):

@@ -6,25 +6,18 @@ import gin
 import pytest
 
 from mlbench import config as gin_config
-from mlbench.data import bert_writer, writers
+from mlbench.data import bert_writer
 from mlbench.mlperf import checker, run
 from mlbench.mlperf.logger import MLPerfLogger
-
-
-@pytest.fixture(scope="module")
-def digits_dir(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("digits32"))
-    writers.write_bundled_imagenet(out, "digits", image_size=32)
-    return out
 
 
 def log_lines(path):
     return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(path)]
 
 
-def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digits_dir):
+def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digit_records):
     records, _ = run.run_many(["mlperf/cpu/resnet_digits.gin"],
-                              [f"train.data_dir = '{digits_dir}'"], runs=1,
+                              [f"train.data_dir = '{digit_records}'"], runs=1,
                               output_dir=str(tmp_path))
     record = records[0]
     assert record.reached_target and record.status == "success"
@@ -38,9 +31,9 @@ def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digits_dir):
     assert json.load(open(tmp_path / "results.json"))["division"] == "open"
 
 
-def test_step_limit_before_target_logs_aborted(tmp_path, digits_dir):
+def test_step_limit_before_target_logs_aborted(tmp_path, digit_records):
     records, score = run.run_many(["mlperf/cpu/resnet_digits.gin"],
-                                  [f"train.data_dir = '{digits_dir}'", "train.train_epochs = 2"],
+                                  [f"train.data_dir = '{digit_records}'", "train.train_epochs = 2"],
                                   runs=1, output_dir=str(tmp_path))
     events = log_lines(records[0].log)
     stop = [e for e in events if e["key"] == "run_stop"]
