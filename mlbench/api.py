@@ -142,8 +142,7 @@ def _validate_names(args):
         missing = [k for k in ("model", "data", "global_batch_size") if args[k] is None]
         raise ValueError(f"train() needs {missing}.")
     models.info(args["model"])
-    if not isinstance(args["data"], data_lib.DataSource):
-        _check_data_name(args["data"])
+    data_lib.check_name(args["data"])
     precision_lib.resolve_precision(args["precision"])
     precision_lib.resolve_jit_compile(args["jit_compile"])
     distribute.validate_strategy_name(args["strategy"], args["all_reduce"])
@@ -154,14 +153,6 @@ def _validate_names(args):
     _check_positive_int("steps_per_loop", args["steps_per_loop"])
     _check_lengths(args)
     _check_model_dir(args["model_dir"])
-
-
-def _check_data_name(name):
-    if name in ("mnist", "digits", "synthetic", "imagenet", "bert_pretraining"):
-        return
-    if isinstance(name, str) and name.startswith("tfds:") and len(name) > 5:
-        return
-    raise ValueError(f"`data` ({name!r}) is not a known dataset; known: {list(data_lib.NAMES)}.")
 
 
 def _check_positive_int(name, value):

@@ -9,7 +9,6 @@ import time
 
 import tensorflow as tf
 
-from mlbench import data as data_lib
 from mlbench import models, optimizers
 from mlbench import precision as precision_lib
 from mlbench.benchmark import stats

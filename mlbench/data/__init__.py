@@ -10,6 +10,16 @@ _BUNDLED = {"mnist": bundled.mnist, "digits": bundled.digits}
 NAMES = ("mnist", "digits", "synthetic", "imagenet", "bert_pretraining", "tfds:<name>")
 
 
+def check_name(name):
+    """Raises a ValueError naming `name` unless it is a known dataset name or a DataSource."""
+    if isinstance(name, DataSource) or name in _BUNDLED or name in (
+            "synthetic", "imagenet", "bert_pretraining"):
+        return
+    if isinstance(name, str) and name.startswith("tfds:") and len(name) > len("tfds:"):
+        return
+    raise ValueError(f"`data` ({name!r}) is not a known dataset; known: {list(NAMES)}.")
+
+
 def get(name, data_dir=None, model_info=None, num_classes=None, **kwargs):
     """A DataSource by name.
 
@@ -20,6 +30,7 @@ def get(name, data_dir=None, model_info=None, num_classes=None, **kwargs):
       num_classes: label count for synthetic/imagenet data (default 1000).
       **kwargs: source-specific options.
     """
+    check_name(name)
     if isinstance(name, DataSource):
         return name
     if name in _BUNDLED:
@@ -34,10 +45,8 @@ def get(name, data_dir=None, model_info=None, num_classes=None, **kwargs):
     if name == "bert_pretraining":
         from mlbench.data import bert_pretraining
         return bert_pretraining.source(data_dir, model_info, **kwargs)
-    if isinstance(name, str) and name.startswith("tfds:"):
-        from mlbench.data import tfds_source
-        return tfds_source.source(name[len("tfds:"):], data_dir, model_info, **kwargs)
-    raise ValueError(f"`data` ({name!r}) is not a known dataset; known: {list(NAMES)}.")
+    from mlbench.data import tfds_source
+    return tfds_source.source(name[len("tfds:"):], data_dir, model_info, **kwargs)
 
 
-__all__ = ["get", "DataSource", "NAMES"]
+__all__ = ["get", "check_name", "DataSource", "NAMES"]

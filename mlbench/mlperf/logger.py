@@ -6,7 +6,6 @@ eval_start/eval_stop/eval_accuracy … block_stop, run_stop(status).
 Only the chief worker writes; other workers get a logger that does nothing.
 """
 import logging
-import math
 
 from mlperf_logging.mllog import mllog
 from mlperf_logging.mllog import constants as c

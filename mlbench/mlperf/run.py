@@ -4,7 +4,7 @@ import inspect
 import json
 import os
 import statistics
-from typing import List, Optional
+from typing import Optional
 
 import gin
 

@@ -1,6 +1,5 @@
 """Benchmark mode: the method's statistics, warm-up exclusion, strategies, real data, reports."""
 import json
-import os
 
 import matplotlib.image
 import pytest
