@@ -66,7 +66,7 @@ def run_train(model=None, data=None, global_batch_size=None, precision="auto",
       eval_every / eval_every_epochs: eval cadence in steps or epochs (default: at the end).
       steps_per_loop: steps per host round trip.
       target: {metric: value}, e.g. {"top1": 0.97}; stop at the first eval that meets it.
-      model_dir: checkpoints (resumed from automatically), summaries, configs; its parent must exist.
+      model_dir: checkpoints (resumed from automatically), summaries, configs; parents are created.
       seed: seeds weights and data order.
       optimizer / learning_rate / optimizer_options: see `mlbench.optimizers.build`.
       model_options / data_dir / data_options: passed to the model factory / data source.
@@ -174,12 +174,18 @@ def _check_lengths(args):
 
 
 def _check_model_dir(model_dir):
+    """Missing parents are fine (they are created); an unwritable location is not."""
     if model_dir is None:
         return
-    parent = os.path.dirname(os.path.abspath(model_dir))
-    if not os.path.isdir(parent):
-        raise ValueError(f"`model_dir` ({model_dir!r}): its parent directory {parent!r} "
-                         "does not exist.")
+    path = os.path.abspath(model_dir)
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ValueError(f"`model_dir` ({model_dir!r}): {existing!r} is a file, not a "
+                         "directory; expected a directory path.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"`model_dir` ({model_dir!r}): {existing!r} is not writable.")
 
 
 def _validate_batch(global_batch_size, replicas, k):

@@ -28,10 +28,10 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, override, nee
     assert not model_dir.exists()
 
 
-def test_missing_model_dir_parent(tmp_path):
-    with pytest.raises(ValueError, match="parent directory"):
-        mlbench.train(model_dir=str(tmp_path / "no" / "run"), **GOOD)
-    assert not (tmp_path / "no").exists()
+def test_model_dir_under_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="is a file, not a directory"):
+        mlbench.train(model_dir=str(tmp_path / "file" / "run"), **GOOD)
 
 
 def test_misspelled_gin_binding_is_named(tmp_path):
