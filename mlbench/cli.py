@@ -1,185 +1,347 @@
-"""Command line: `mlbench train|...` — the only module that reads flags."""
+"""Command line: `mlbench train|benchmark|mlperf|data|launch` — the only module that reads flags.
+
+Each subcommand has its own flags and `--help`; a flag another subcommand
+owns is an error naming it. `mlbench train` takes every argument of
+`mlbench.train` as a flag (generated from its signature, so the two never
+drift apart), with gin files and bindings underneath: flags given explicitly
+win over gin. Exit codes: 0 ok, 1 failed, 2 bad usage, 3 target not reached.
+"""
+import argparse
+import ast
+import glob
+import inspect
+import json
 import os
 import sys
 
-from absl import app, flags
-
-FLAGS = flags.FLAGS
-COMMANDS = ("train", "data", "benchmark", "mlperf", "launch")
-DATA_KINDS = ("imagenet", "bert")
-
-flags.DEFINE_multi_string("gin_file", [], "Gin files (searched as given, then under gin/).")
-flags.DEFINE_multi_string("gin_bindings", [], "Gin bindings, e.g. 'train.train_steps=100'.")
-flags.DEFINE_string("model_dir", None, "Run directory (checkpoints, summaries, configs).")
-# `mlbench data imagenet|bert`: flag names avoid create_pretraining_data's own
-# absl flags (max_seq_length, vocab_file, ...), which Model Garden defines on import.
-flags.DEFINE_string("output_dir", None, "Where written records (data) or reports (benchmark) go.")
-flags.DEFINE_enum("source", "digits", ["digits", "mnist", "photos"],
-                  "mlbench data imagenet: which bundled real images to write.")
-flags.DEFINE_integer("image_size", 32, "mlbench data imagenet: side of the written images.")
-flags.DEFINE_integer("num_shards", 2, "mlbench data: train shards to write.")
-flags.DEFINE_integer("seq_length", 128, "mlbench data bert: tokens per sequence.")
-flags.DEFINE_integer("max_predictions", 20, "mlbench data bert: masked tokens per sequence.")
-flags.DEFINE_integer("wordpiece_vocab_size", 2000, "mlbench data bert: target vocabulary size.")
-flags.DEFINE_integer("duplicates", 5, "mlbench data bert: dupe factor (maskings per text).")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
+EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usage or bad "
+              "input, 3 target not reached")
+NOT_FLAGS = ("gin_files", "gin_bindings", "hooks")  # given otherwise, or not from a shell
 
 
-def _train():
+def _quiet_tensorflow():
+    """No C++ INFO/WARNING lines; on machines without an NVIDIA device, no cuInit error."""
+    if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+        no_gpu = not glob.glob("/dev/nvidia[0-9]*")
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3" if no_gpu else "2"
+    from absl import logging as absl_logging
+    absl_logging.set_verbosity(absl_logging.WARNING)
+
+
+# --- value parsers ------------------------------------------------------------------
+
+def literal(text):
+    """A Python literal (number, dict, list, None, True) or, failing that, the string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def mapping(text):
+    """`top1=0.97,top5=0.99` or a Python dict literal → dict."""
+    value = literal(text)
+    if isinstance(value, dict) or value is None:
+        return value
+    try:
+        return {k.strip(): literal(v) for k, v in (p.split("=", 1) for p in text.split(","))}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not key=value[,key=value] "
+                                         "or a dict") from None
+
+
+def boolean_or_auto(text):
+    lowered = text.lower()
+    if lowered not in ("true", "false", "auto"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected true, false or auto")
+    return "auto" if lowered == "auto" else lowered == "true"
+
+
+def _parser_for(parameter):
+    """(argparse type, metavar) from a parameter's annotation and default."""
+    annotation = str(parameter.annotation)
+    if "Dict" in annotation:
+        return mapping, "K=V,.."
+    if "Union[bool, str]" in annotation:
+        return boolean_or_auto, "true|false|auto"
+    if annotation.endswith("int]") or parameter.annotation is int:
+        return int, "N"
+    if annotation.endswith("float]") or parameter.annotation is float:
+        return float, "X"
+    return literal if parameter.name in ("data", "strategy") else str, None
+
+
+def add_boolean(parser, name, help_text, dest=None):
+    """`--name` / `--noname`, as absl and tf_cnn_benchmarks spell booleans."""
+    dest = dest or name
+    parser.add_argument(f"--{name}", dest=dest, action="store_const", const=True, help=help_text)
+    parser.add_argument(f"--no{name}", dest=dest, action="store_const", const=False,
+                        help=argparse.SUPPRESS)
+
+
+def _train_flags(parser):
+    """One flag per argument of `mlbench.train` (help text from its docstring)."""
+    from mlbench.api import train
+    docs = _arg_docs(train.__doc__)
+    for name, parameter in inspect.signature(train).parameters.items():
+        if name in NOT_FLAGS:
+            continue
+        text = docs.get(name, "")
+        if parameter.annotation is bool:
+            add_boolean(parser, name, text + " (--no" + name + " to turn off)")
+        else:
+            kind, metavar = _parser_for(parameter)
+            parser.add_argument(f"--{name}", type=kind, metavar=metavar, help=text)
+    add_boolean(parser, "xla_compile", "tf_cnn_benchmarks' name for --jit_compile.",
+                dest="jit_compile")
+    parser.add_argument("--display_every", dest="steps_per_loop", type=int, metavar="N",
+                        help="tf_cnn_benchmarks' name: a progress line every N steps "
+                             "(= --steps_per_loop).")
+    parser.add_argument("--export_dir", help="write the trained model here (SavedModel with "
+                                             "a serving signature, and the tf_keras model).")
+
+
+def _arg_docs(docstring):
+    """{argument: first line of its description} from a Google-style Args section."""
+    docs, current = {}, None
+    for line in (docstring or "").splitlines():
+        stripped = line.strip()
+        if line.startswith("      ") and not line.startswith("        ") and ":" in stripped:
+            names, text = stripped.split(":", 1)
+            for name in names.split("/"):
+                docs[name.strip()] = text.strip()
+    return docs
+
+
+def _gin_flags(parser, required=False):
+    parser.add_argument("--gin_file", action="append", default=[], required=required,
+                        help="gin file (searched as given, then among mlbench's shipped "
+                             "gin files); repeatable.")
+    parser.add_argument("--gin_bindings", action="append", default=[],
+                        help="gin binding, e.g. \"train.train_steps=100\"; repeatable.")
+
+
+# --- subcommands --------------------------------------------------------------------
+
+def _run_train(args):
     import mlbench
-    kwargs = {"model_dir": FLAGS.model_dir} if FLAGS.model_dir else {}
-    result = mlbench.train(gin_files=FLAGS.gin_file, gin_bindings=FLAGS.gin_bindings, **kwargs)
-    return 0 if result.reached_target or not result.config.get("target") else 3
+    given = {k: v for k, v in vars(args).items()
+             if k not in ("gin_file", "gin_bindings", "command", "handler", "export_dir")
+             and v is not None}
+    _check_export_dir(args.export_dir)
+    result = mlbench.train(gin_files=args.gin_file, gin_bindings=args.gin_bindings, **given)
+    if args.export_dir:
+        result.export(args.export_dir)
+        print(f"exported to {args.export_dir}")
+    target = result.config.get("target")
+    return EXIT_OK if result.reached_target or not target else EXIT_TARGET
 
 
-# `mlbench benchmark`: tf_cnn_benchmarks' flag names where they exist.
-flags.DEFINE_string("model", None, "mlbench benchmark: model name.")
-flags.DEFINE_integer("batch_size", None, "mlbench benchmark: per-device batch (page default).")
-flags.DEFINE_integer("num_gpus", 1, "mlbench benchmark: devices (GPUs, else logical CPUs).")
-flags.DEFINE_string("variable_update", None,
-                    "parameter_server | replicated | distributed_replicated (page default).")
-flags.DEFINE_string("local_parameter_device", None, "cpu | gpu (parameter_server).")
-flags.DEFINE_string("all_reduce_spec", "auto",
-                    "nccl | hierarchical_copy | reduction_to_one_device | auto.")
-flags.DEFINE_string("data_dir", None, "ImageNet-format TFRecords; given = real data.")
-flags.DEFINE_integer("num_batches", 100, "Timed steps per run.")
-flags.DEFINE_integer("num_warmup_batches", 10, "Warm-up steps per run (not timed).")
-flags.DEFINE_integer("num_runs", 5, "Runs per configuration.")
-flags.DEFINE_bool("use_fp16", False, "Train in mixed_float16 (overrides --precision).")
-flags.DEFINE_string("precision", "auto", "auto | float32 | mixed_float16 | mixed_bfloat16.")
-flags.DEFINE_string("xla_compile", "auto", "auto | true | false.")
-flags.DEFINE_bool("forward_only", False, "Time inference only.")
-flags.DEFINE_string("suite", None, "A suite under gin/benchmarks/ (e.g. dgx1_p100).")
+def _check_export_dir(path):
+    if path and os.path.exists(path) and os.listdir(path):
+        raise ValueError(f"`--export_dir` ({path!r}) is not empty; give a new directory.")
 
 
-flags.DEFINE_integer("runs", 1, "mlbench mlperf: runs (seeds seed, seed+1, ...).")
-flags.DEFINE_integer("seed", 0, "mlbench mlperf: seed of the first run.")
+def _benchmark_flags(parser):
+    parser.add_argument("--model", help="model name (mlbench.models.list_models()).")
+    parser.add_argument("--suite", help="a suite under gin/benchmarks/ (e.g. dgx1_p100).")
+    parser.add_argument("--batch_size", type=int, help="per-device batch (page default).")
+    parser.add_argument("--num_gpus", type=int, default=1,
+                        help="devices (GPUs, else logical CPU devices).")
+    parser.add_argument("--variable_update",
+                        help="parameter_server | replicated | distributed_replicated.")
+    parser.add_argument("--local_parameter_device", help="cpu | gpu (parameter_server).")
+    parser.add_argument("--all_reduce_spec", default="auto",
+                        help="nccl | hierarchical_copy | reduction_to_one_device | auto.")
+    parser.add_argument("--data_dir", help="ImageNet-format TFRecords; given = real data.")
+    parser.add_argument("--num_batches", type=int, default=100, help="timed steps per run.")
+    parser.add_argument("--num_warmup_batches", type=int, default=10,
+                        help="warm-up steps per run (not timed).")
+    parser.add_argument("--num_runs", type=int, default=5, help="runs per configuration.")
+    parser.add_argument("--display_every", type=int, default=10,
+                        help="a Step/Img/sec line every N timed steps.")
+    parser.add_argument("--precision", default="auto",
+                        help="auto | float32 | mixed_float16 | mixed_bfloat16.")
+    add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
+    parser.add_argument("--xla_compile", dest="jit_compile", type=boolean_or_auto,
+                        default="auto", metavar="true|false|auto", help="XLA (auto: GPU/TPU).")
+    parser.add_argument("--noxla_compile", dest="jit_compile", action="store_const",
+                        const=False, help=argparse.SUPPRESS)
+    add_boolean(parser, "forward_only", "time inference only.")
+    parser.add_argument("--trace_dir", help="a TensorBoard profile of one step goes here.")
+    parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
+    _gin_flags(parser)
 
 
-def _mlperf():
+def _run_benchmark(args):
+    if args.suite:
+        return _run_suite(args)
+    if not args.model:
+        raise ValueError("`--model` (or `--suite`) is required.")
+    from mlbench.bench.bench import benchmark
+    result = benchmark(
+        args.model, args.batch_size, args.num_gpus, args.variable_update,
+        args.local_parameter_device, args.all_reduce_spec,
+        data="real" if args.data_dir else "synthetic", data_dir=args.data_dir,
+        precision="mixed_float16" if args.use_fp16 else args.precision,
+        jit_compile=args.jit_compile, num_warmup_batches=args.num_warmup_batches,
+        num_batches=args.num_batches, num_runs=args.num_runs,
+        forward_only=bool(args.forward_only), display_every=args.display_every,
+        trace_dir=args.trace_dir)
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+        with open(os.path.join(args.output_dir, "result.json"), "w") as f:
+            json.dump(result.to_dict(), f, indent=1, default=str)
+    return EXIT_OK
+
+
+def _run_suite(args):
+    from mlbench.bench import suite
+    overrides = {"data_dir": args.data_dir, "output_dir": args.output_dir}
+    _, paths = suite.run_named(args.suite, args.gin_bindings,
+                               **{k: v for k, v in overrides.items() if v})
+    if paths:
+        print("\n".join(f"wrote {p}" for p in paths.values()))
+    return EXIT_OK
+
+
+def _mlperf_flags(parser):
+    _gin_flags(parser, required=True)
+    parser.add_argument("--runs", type=int, default=1, help="runs (seeds seed, seed+1, ...).")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first run.")
+    parser.add_argument("--output_dir", default="runs/mlperf",
+                        help="run_<i>/ (log, checker verdict, model) per run, results.md/json. "
+                             "Must not hold earlier runs.")
+    add_boolean(parser, "verbose", "print each run's progress lines.")
+
+
+def _run_mlperf(args):
     from mlbench.mlperf.run import run_many
-    if not FLAGS.gin_file:
-        raise ValueError("`--gin_file` is required (e.g. mlperf/cpu/resnet_digits.gin).")
-    records, _ = run_many(FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.runs, FLAGS.seed,
-                          FLAGS.output_dir or "runs/mlperf")
-    return 0 if all(r.reached_target and r.checker_passed for r in records) else 3
+    if args.runs < 1:
+        raise ValueError(f"`--runs` ({args.runs}) must be >= 1.")
+    records, _ = run_many(args.gin_file, args.gin_bindings, args.runs, args.seed,
+                          args.output_dir, verbose=bool(args.verbose))
+    passed = all(r.reached_target and r.checker_passed for r in records)
+    return EXIT_OK if passed else EXIT_TARGET
 
 
-flags.DEFINE_integer("num_workers", 2, "mlbench launch: local worker processes.")
-flags.DEFINE_integer("num_ps", 0, "mlbench launch: local parameter-server processes.")
-flags.DEFINE_float("launch_timeout_s", 0, "mlbench launch: stop everything after this (0 = never).")
-flags.DEFINE_list("worker_hosts", [], "host:port of every worker (builds TF_CONFIG).")
-flags.DEFINE_list("ps_hosts", [], "host:port of every parameter server.")
-flags.DEFINE_integer("task_index", 0, "This process's index among the workers.")
-flags.DEFINE_string("job_name", "worker", "This process's job: worker | ps | chief.")
+def _data_flags(parser):
+    parser.add_argument("kind", choices=("imagenet", "bert"),
+                        help="imagenet: JPEG TFRecords of bundled real images; bert: MLPerf-"
+                             "format pretraining records of the standard library's text.")
+    parser.add_argument("--output_dir", required=True, help="where the records go.")
+    parser.add_argument("--source", default="digits", choices=("digits", "mnist", "photos"),
+                        help="imagenet: which bundled real images.")
+    parser.add_argument("--image_size", type=int, default=32, help="imagenet: image side.")
+    parser.add_argument("--num_shards", type=int, default=2, help="train shards.")
+    parser.add_argument("--seq_length", type=int, default=128, help="bert: tokens per sequence.")
+    parser.add_argument("--max_predictions", type=int, default=20,
+                        help="bert: masked tokens per sequence.")
+    parser.add_argument("--wordpiece_vocab_size", type=int, default=2000,
+                        help="bert: target vocabulary size.")
+    parser.add_argument("--duplicates", type=int, default=5,
+                        help="bert: dupe factor (maskings per text).")
 
 
-def _launch(args):
+def _run_data(args):
+    if args.kind == "imagenet":
+        from mlbench.data.writers import write_bundled_imagenet
+        train, evals = write_bundled_imagenet(args.output_dir, args.source, args.image_size,
+                                              args.num_shards)
+        print(f"wrote {len(train)} train and {len(evals)} validation shards to "
+              f"{args.output_dir}")
+        return EXIT_OK
+    from mlbench.data.bert_writer import write_bert_pretraining
+    out = write_bert_pretraining(args.output_dir, vocab_size=args.wordpiece_vocab_size,
+                                 seq_length=args.seq_length, max_predictions=args.max_predictions,
+                                 dupe_factor=args.duplicates, num_shards=args.num_shards)
+    print(f"wrote {out['counts']} instances and {out['vocab']} to {args.output_dir}")
+    return EXIT_OK
+
+
+def _launch_flags(parser):
+    parser.add_argument("--num_workers", type=int, default=2, help="local worker processes.")
+    parser.add_argument("--num_ps", type=int, default=0,
+                        help="local parameter-server processes.")
+    parser.add_argument("--launch_timeout_s", type=float, default=0,
+                        help="stop everything after this many seconds (0 = never).")
+    parser.add_argument("rest", nargs=argparse.REMAINDER,
+                        help="-- then the command each task runs (train|benchmark|mlperf ...).")
+
+
+def _run_launch(args):
     from mlbench.launch import launch
-    code, failed = launch(args, FLAGS.num_workers, FLAGS.num_ps, FLAGS.launch_timeout_s or None)
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    code, failed = launch(rest, args.num_workers, args.num_ps, args.launch_timeout_s or None)
     if failed:
-        print(f"mlbench launch: {failed} failed (exit code {code}); stopped the others.",
-              file=sys.stderr)
+        what = ("did not reach its target" if code == EXIT_TARGET else
+                f"failed (exit code {code})")
+        print(f"mlbench launch: {failed} {what}; stopped the others.", file=sys.stderr)
     return code
 
 
-def _tf_config_from_flags():
+def _cluster_flags(parser):
+    """tf_cnn_benchmarks' cluster flags: build TF_CONFIG for this process."""
+    parser.add_argument("--worker_hosts", help="host:port,... of every worker.")
+    parser.add_argument("--ps_hosts", help="host:port,... of every parameter server.")
+    parser.add_argument("--task_index", type=int, default=0, help="this task's index.")
+    parser.add_argument("--job_name", default="worker", help="worker | ps | chief.")
+
+
+COMMANDS = {
+    "train": ("train a model (every mlbench.train argument is a flag; gin underneath)",
+              lambda p: (_gin_flags(p), _train_flags(p), _cluster_flags(p)), _run_train),
+    "benchmark": ("images/sec the tf_cnn_benchmarks way, one model or a suite",
+                  lambda p: (_benchmark_flags(p), _cluster_flags(p)), _run_benchmark),
+    "mlperf": ("MLPerf time-to-quality runs, compliance-checked logs and the olympic score",
+               _mlperf_flags, _run_mlperf),
+    "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
+             _data_flags, _run_data),
+    "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",
+               _launch_flags, _run_launch),
+}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="mlbench", description="Train and benchmark the classic CNNs and BERT on TF2.",
+        epilog=EXIT_CODES)
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
+                                required=True)
+    for name, (summary, add_flags, handler) in COMMANDS.items():
+        child = sub.add_parser(name, help=summary, description=summary, epilog=EXIT_CODES)
+        add_flags(child)
+        child.set_defaults(handler=handler)
+    return parser
+
+
+def _tf_config_from_flags(args):
     """--worker_hosts/--task_index (--ps_hosts) → TF_CONFIG, before TensorFlow starts."""
-    if not FLAGS.worker_hosts:
+    if not getattr(args, "worker_hosts", None):
         return
-    from mlbench.distribute import tf_config_from_hosts
-    os.environ["TF_CONFIG"] = tf_config_from_hosts(FLAGS.worker_hosts, FLAGS.task_index,
-                                                   FLAGS.ps_hosts, FLAGS.job_name)
+    from mlbench.distribute.cluster import tf_config_from_hosts
+    ps = args.ps_hosts.split(",") if args.ps_hosts else ()
+    os.environ["TF_CONFIG"] = tf_config_from_hosts(args.worker_hosts.split(","),
+                                                   args.task_index, ps, args.job_name)
 
 
-def _split_cpu(num_devices):
-    """On a machine without GPUs, split the CPU into logical devices before TF starts."""
-    import tensorflow as tf
-    if num_devices > 1 and not tf.config.list_physical_devices("GPU"):
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
-
-
-def _xla():
-    value = FLAGS.xla_compile.lower()
-    if value not in ("auto", "true", "false"):
-        raise ValueError(f"`--xla_compile` ({FLAGS.xla_compile!r}) must be auto, true or false.")
-    return "auto" if value == "auto" else value == "true"
-
-
-def _benchmark():
-    from mlbench import config as gin_config
-    if FLAGS.suite:
-        return _suite(gin_config)
-    if not FLAGS.model:
-        raise ValueError("`--model` (or `--suite`) is required.")
-    _split_cpu(FLAGS.num_gpus)
-    from mlbench.benchmark.bench import benchmark
-    result = benchmark(
-        FLAGS.model, FLAGS.batch_size, FLAGS.num_gpus, FLAGS.variable_update,
-        FLAGS.local_parameter_device, FLAGS.all_reduce_spec,
-        data="real" if FLAGS.data_dir else "synthetic", data_dir=FLAGS.data_dir,
-        precision="mixed_float16" if FLAGS.use_fp16 else FLAGS.precision, jit_compile=_xla(),
-        num_warmup_batches=FLAGS.num_warmup_batches, num_batches=FLAGS.num_batches,
-        num_runs=FLAGS.num_runs, forward_only=FLAGS.forward_only)
-    if FLAGS.output_dir:
-        import json
-        import os
-        os.makedirs(FLAGS.output_dir, exist_ok=True)
-        with open(os.path.join(FLAGS.output_dir, "result.json"), "w") as f:
-            json.dump(result.to_dict(), f, indent=1, default=str)
-    return 0
-
-
-def _suite(gin_config):
-    import gin
-    from mlbench.benchmark import suite
-    gin_config.parse([f"benchmarks/{FLAGS.suite}.gin"], FLAGS.gin_bindings)
-    counts = gin.query_parameter("benchmark_suite.device_counts")
-    _split_cpu(max(counts))
-    bindings = {"data_dir": FLAGS.data_dir, "output_dir": FLAGS.output_dir}
-    _, paths = suite.run_suite(**{k: v for k, v in bindings.items() if v})
-    if paths:
-        print("\n".join(f"wrote {p}" for p in paths.values()))
-    return 0
-
-
-def _data(kind):
-    if kind not in DATA_KINDS:
-        raise ValueError(f"`mlbench data` needs one of {list(DATA_KINDS)}; got {kind!r}.")
-    if not FLAGS.output_dir:
-        raise ValueError("`--output_dir` is required.")
-    if kind == "imagenet":
-        from mlbench.data.writers import write_bundled_imagenet
-        train, evals = write_bundled_imagenet(FLAGS.output_dir, FLAGS.source, FLAGS.image_size,
-                                              FLAGS.num_shards)
-        print(f"wrote {len(train)} train and {len(evals)} validation shards to {FLAGS.output_dir}")
-        return 0
-    from mlbench.data.bert_writer import write_bert_pretraining
-    out = write_bert_pretraining(FLAGS.output_dir, vocab_size=FLAGS.wordpiece_vocab_size,
-                                 seq_length=FLAGS.seq_length,
-                                 max_predictions=FLAGS.max_predictions,
-                                 dupe_factor=FLAGS.duplicates, num_shards=FLAGS.num_shards)
-    print(f"wrote {out['counts']} instances and {out['vocab']} to {FLAGS.output_dir}")
-    return 0
-
-
-def main(argv):
-    if len(argv) < 2 or argv[1] not in COMMANDS:
-        raise app.UsageError(f"usage: mlbench {{{'|'.join(COMMANDS)}}} [flags]; "
-                             f"got {argv[1:2] or 'nothing'}.")
-    command = argv[1]
+def main(argv=None):
+    _quiet_tensorflow()  # before the parser: `train`'s flags come from mlbench.train (imports TF)
+    args = build_parser().parse_args(argv)
     try:
-        if command == "launch":
-            return _launch(argv[2:])
-        _tf_config_from_flags()
-        if command == "data":
-            return _data(argv[2] if len(argv) > 2 else None)
-        return {"train": _train, "benchmark": _benchmark, "mlperf": _mlperf}[command]()
+        _tf_config_from_flags(args)
+        handler = args.handler
+        for name in ("worker_hosts", "ps_hosts", "task_index", "job_name"):
+            vars(args).pop(name, None)
+        return handler(args)
     except (ValueError, TypeError) as e:
-        print(f"mlbench {command}: error: {e}", file=sys.stderr)
-        return 2
+        print(f"mlbench {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001  (a failed run: say what, exit 1)
+        print(f"mlbench {args.command}: failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def run_main():
-    app.run(main)
+    sys.exit(main())

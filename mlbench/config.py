@@ -1,50 +1,91 @@
-"""Gin loading (search path, clear errors) and saving the operative config."""
+"""Gin loading (search path, clear errors, isolation) and saving the operative config.
+
+Each entry point registers its own configurables (`train` in `mlbench.plan`,
+`mlperf` in `mlbench.mlperf.settings`, `benchmark_suite` in
+`mlbench.bench.suite`); this module imports none of them.
+"""
+import contextlib
+import copy
+import importlib.util  # noqa: F401  gin's resource reader calls it without importing it
 import os
 
 import gin
+from gin import config as gin_internals
 
-GIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gin")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def parse(gin_files=(), gin_bindings=()):
-    """Clears any earlier config, then parses files and bindings.
+def shipped_gin_root():
+    """The gin files shipped with mlbench: `mlbench/gin` in an installed wheel (setup.py
+    maps the repository's top-level `gin/` there), the repository's `gin/` in a checkout."""
+    for candidate in (os.path.join(_PACKAGE, "gin"), os.path.join(os.path.dirname(_PACKAGE), "gin")):
+        if os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(f"mlbench's gin files are missing (looked in {_PACKAGE}/gin and "
+                            f"{os.path.dirname(_PACKAGE)}/gin); reinstall mlbench.")
 
-    Files are searched as given, then under the repository's `gin/` folder, so
-    `gin/cpu/mnist_cnn.gin` and `cpu/mnist_cnn.gin` both work; includes resolve
-    the same way.
+
+# gin keeps its state in module globals and has no public snapshot: these are the ones
+# parsing and calling configurables change.
+_STATE = ("_CONFIG", "_OPERATIVE_CONFIG", "_IMPORTS", "_LOCATION_PREFIXES")
+
+
+@contextlib.contextmanager
+def isolated():
+    """Parses inside run in a clean gin state; the caller's own config comes back after.
+
+    A notebook user's bindings neither leak into an mlbench run nor get wiped by it.
+    """
+    saved = {name: copy.copy(getattr(gin_internals, name)) for name in _STATE}
+    locked = gin_internals._CONFIG_IS_LOCKED
+    gin_internals._CONFIG_IS_LOCKED = False
+    gin.clear_config()
+    try:
+        yield
+    finally:
+        gin.clear_config()
+        for name, value in saved.items():
+            current = getattr(gin_internals, name)
+            current.clear()
+            (current.extend if isinstance(current, list) else current.update)(value)
+        gin_internals._CONFIG_IS_LOCKED = locked
+
+
+def parse(gin_files=(), gin_bindings=(), skip_unknown=()):
+    """Parses files and bindings into the current gin state.
+
+    Files are searched as given, then among the shipped gin files, so
+    `gin/cpu/mnist_cnn.gin` and `cpu/mnist_cnn.gin` both work; includes
+    (written 'gin/<folder>/<file>.gin') resolve the same way.
+
+    Args:
+      skip_unknown: configurable names another entry point owns (left unchecked).
 
     Raises:
       ValueError: a missing file or an unknown/misspelled binding, naming it.
     """
-    _register_configurables()
-    gin.clear_config()
-    # Includes are written 'gin/<folder>/<file>.gin' and found under the repository root.
-    # (A bare 'mlperf/x.gin' makes gin's system-path reader import `mlperf` as a Python
-    # package, and it crashes on namespace packages such as tests/mlperf.)
-    gin.add_config_file_search_path(os.path.dirname(GIN_ROOT))
+    root = shipped_gin_root()
+    # A bare 'mlperf/x.gin' include makes gin's system-path reader import `mlperf` as a
+    # Python package; includes therefore say 'gin/...' and resolve from root's parent.
+    gin.add_config_file_search_path(os.path.dirname(root))
     files = [resolve(path) for path in gin_files]
     try:
-        gin.parse_config_files_and_bindings(files, list(gin_bindings),
-                                            finalize_config=False)
+        gin.parse_config_files_and_bindings(files, list(gin_bindings), finalize_config=False,
+                                            skip_unknown=list(skip_unknown) or False)
     except (ValueError, KeyError, SyntaxError, IOError) as e:
         raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
                          f"{list(gin_bindings)}): {e}") from e
 
 
-def _register_configurables():
-    """Imports every module with gin configurables, so any gin file parses anywhere."""
-    import mlbench.api  # noqa: F401  (train)
-    import mlbench.benchmark.suite  # noqa: F401  (benchmark_suite)
-    import mlbench.mlperf.run  # noqa: F401  (mlperf)
-
-
 def resolve(path):
-    """`path` as given if it exists, else under `gin/` (gin's own lookup fails on these)."""
-    for candidate in (path, os.path.join(GIN_ROOT, path)):
+    """`path` as given if it exists, else among the shipped gin files."""
+    root = shipped_gin_root()
+    relative = path[len("gin/"):] if path.startswith("gin/") else path
+    for candidate in (path, os.path.join(root, relative)):
         if os.path.exists(candidate):
             return os.path.abspath(candidate)
     raise ValueError(f"`gin_file` ({path!r}) does not exist (searched as given and "
-                     f"under {GIN_ROOT}).")
+                     f"under {root}).")
 
 
 def write(model_dir):

@@ -5,13 +5,14 @@ streamed with a `[worker 0]` prefix, and the first process that fails stops
 the others: the launcher exits non-zero naming it, instead of leaving the
 survivors blocked in a collective.
 """
-import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+
+from mlbench.distribute.cluster import tf_config
 
 MLBENCH_COMMANDS = ("train", "benchmark", "mlperf")
 
@@ -41,10 +42,6 @@ def cluster_spec(num_workers, num_ps=0, ports=None):
 
 def tasks(cluster):
     return [(job, i) for job in ("chief", "worker", "ps") for i in range(len(cluster.get(job, [])))]
-
-
-def tf_config(cluster, job, index):
-    return json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
 
 
 def command_line(args):

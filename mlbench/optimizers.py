@@ -4,7 +4,6 @@ Model Garden already has SGD, LARS, LAMB, AdamW and the warm-up + poly/cosine
 schedules MLPerf uses; mlbench only flattens their nested config into gin-
 friendly arguments and returns the hyperparameters it resolved (for logs).
 """
-import gin
 import tensorflow as tf
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
@@ -41,12 +40,15 @@ def _schedule(schedule, learning_rate, decay_steps, end_learning_rate, power):
                                          "decay_steps": decay_steps}}
 
 
-@gin.configurable("mlbench.optimizer")
-def build(name="sgd", learning_rate=0.1, schedule="constant", decay_steps=None,
-          end_learning_rate=1e-4, power=1.0, warmup_steps=0, momentum=0.9,
-          weight_decay=0.0, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-          exclude_from_weight_decay=("batch_normalization", "bias", "LayerNorm", "layer_norm")):
-    """Builds (optimizer, hyperparameters) from flat arguments.
+def hyperparameters(name="sgd", learning_rate=0.1, schedule="constant", decay_steps=None,
+                    end_learning_rate=1e-4, power=1.0, warmup_steps=0, momentum=0.9,
+                    weight_decay=0.0, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                    exclude_from_weight_decay=("batch_normalization", "bias", "LayerNorm",
+                                               "layer_norm")):
+    """Checks and resolves flat optimizer arguments into the hyperparameters dict.
+
+    Pure (nothing is built), so run plans and MLPerf's closed rules can read
+    the update rule before any model exists.
 
     Args:
       name: one of OPTIMIZERS.
@@ -54,33 +56,42 @@ def build(name="sgd", learning_rate=0.1, schedule="constant", decay_steps=None,
       schedule: one of SCHEDULES; decay runs over `decay_steps` after warm-up.
       warmup_steps: linear warm-up steps from 0 (poly warm-up for LARS, as in MLPerf).
       Other arguments are the optimizer's own.
-
-    Returns:
-      The tf_keras optimizer and a dict of the hyperparameters it uses.
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"`optimizer` ({name!r}) must be one of {list(OPTIMIZERS)}.")
     if schedule not in SCHEDULES:
         raise ValueError(f"`schedule` ({schedule!r}) must be one of {list(SCHEDULES)}.")
-    if learning_rate <= 0:
-        raise ValueError(f"`learning_rate` ({learning_rate!r}) must be > 0.")
-    exclude = list(exclude_from_weight_decay) if weight_decay else None
+    if not isinstance(learning_rate, (int, float)) or learning_rate <= 0:
+        raise ValueError(f"`learning_rate` ({learning_rate!r}) must be a number > 0.")
+    _schedule(schedule, learning_rate, decay_steps, end_learning_rate, power)  # validates
+    return dict(name=name, learning_rate=learning_rate, schedule=schedule,
+                decay_steps=decay_steps, end_learning_rate=end_learning_rate,
+                power=power, warmup_steps=warmup_steps, momentum=momentum,
+                weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+                epsilon=epsilon, exclude_from_weight_decay=tuple(exclude_from_weight_decay))
+
+
+def from_hyperparameters(h):
+    """The tf_keras optimizer (Model Garden's factory) for a `hyperparameters()` dict."""
+    exclude = list(h["exclude_from_weight_decay"]) if h["weight_decay"] else None
     config = {
-        "optimizer": {"type": name, name: _optimizer_params(
-            name, momentum, weight_decay, beta_1, beta_2, epsilon, exclude)},
-        "learning_rate": _schedule(schedule, learning_rate, decay_steps, end_learning_rate, power),
+        "optimizer": {"type": h["name"], h["name"]: _optimizer_params(
+            h["name"], h["momentum"], h["weight_decay"], h["beta_1"], h["beta_2"],
+            h["epsilon"], exclude)},
+        "learning_rate": _schedule(h["schedule"], h["learning_rate"], h["decay_steps"],
+                                   h["end_learning_rate"], h["power"]),
     }
-    if warmup_steps:
-        kind = "polynomial" if name == "lars" else "linear"
-        config["warmup"] = {"type": kind, kind: {"warmup_steps": warmup_steps}}
+    if h["warmup_steps"]:
+        kind = "polynomial" if h["name"] == "lars" else "linear"
+        config["warmup"] = {"type": kind, kind: {"warmup_steps": h["warmup_steps"]}}
     factory = optimizer_factory.OptimizerFactory(optimization_config.OptimizationConfig(config))
-    optimizer = factory.build_optimizer(factory.build_learning_rate())
-    hyperparameters = dict(name=name, learning_rate=learning_rate, schedule=schedule,
-                           decay_steps=decay_steps, end_learning_rate=end_learning_rate,
-                           power=power, warmup_steps=warmup_steps, momentum=momentum,
-                           weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
-                           epsilon=epsilon)
-    return optimizer, hyperparameters
+    return factory.build_optimizer(factory.build_learning_rate())
+
+
+def build(name="sgd", learning_rate=0.1, **options):
+    """Builds (optimizer, hyperparameters) from flat arguments; see `hyperparameters`."""
+    h = hyperparameters(name, learning_rate, **options)
+    return from_hyperparameters(h), h
 
 
 def current_learning_rate(optimizer):

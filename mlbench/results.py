@@ -12,7 +12,10 @@ class TrainResult:
       model: the trained tf_keras model.
       final_metrics: metrics of the last eval.
       reached_target: whether an eval met every `target` metric.
-      time_to_quality_s: run start → the first eval at target (None if not reached).
+      time_to_quality_s: run start → the first eval at target (None if not reached, or if
+        the run resumed from a checkpoint: then `time_to_quality_note` says so).
+      time_to_quality_note: why `time_to_quality_s` is None although the target was reached.
+      resumed_from_step: the step of the checkpoint the run resumed from (None: fresh start).
       steps: optimizer steps done (including resumed ones).
       examples_per_second: training throughput, compile and warm-up excluded.
       history: one dict per loop (step, loss, lr, wall_time_s, metrics at evals).
@@ -38,6 +41,8 @@ class TrainResult:
     skipped_steps: int = 0
     run_seconds: float = 0.0
     optimizer: Any = None
+    time_to_quality_note: Optional[str] = None
+    resumed_from_step: Optional[int] = None
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"
@@ -48,6 +53,13 @@ class TrainResult:
         for key in ("model", "optimizer"):
             d.pop(key)
         return d
+
+    def export(self, path):
+        """Writes the model as a tf_keras SavedModel: `tf.saved_model.load(path)` serves
+        it (signature 'serving_default') and `tf_keras.models.load_model(path)` rebuilds
+        the tf_keras model."""
+        self.model.save(path, save_format="tf", include_optimizer=False)
+        return path
 
     def to_json(self, path):
         with open(path, "w") as f:

@@ -3,6 +3,8 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# the measured-peak cache (mlbench.bench.peak) goes to a throw-away directory, not ~/.cache
+os.environ.setdefault("XDG_CACHE_HOME", __import__("tempfile").mkdtemp(prefix="mlbench_cache_"))
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -36,3 +38,24 @@ def digit_records(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("digits32"))
     writers.write_bundled_imagenet(out, "digits", image_size=32)
     return out
+
+
+def host_op_model(monkeypatch, image=False):
+    """Registers a model with a host-side op (tf.numpy_function) that XLA cannot compile:
+    'host_mlp' (16-vector inputs) or, with `image`, 'host_cnn' (32×32×3 images)."""
+    import tf_keras as keras
+    from mlbench.models import registry
+
+    def host_op(t):
+        return tf.reshape(tf.numpy_function(np.tanh, [t], t.dtype), tf.shape(t))
+
+    def build(num_classes=4, input_dim=16, image_size=32):
+        shape = (image_size, image_size, 3) if image else (input_dim,)
+        inputs = keras.Input(shape)
+        x = keras.layers.Lambda(host_op)(inputs)
+        x = keras.layers.Flatten()(x) if image else x
+        return keras.Model(inputs, keras.layers.Dense(num_classes, dtype="float32")(x))
+    name, shape = ("host_cnn", (32, 32, 3)) if image else ("host_mlp", (16,))
+    monkeypatch.setitem(registry._REGISTRY, name, registry.ModelInfo(
+        name, build, shape, "image" if image else "vector", "test"))
+    return name

@@ -69,3 +69,32 @@ def test_main_job_gin_reaches_its_target(tmp_path):
     assert result.time_to_quality_s < result.run_seconds + 1e-9
     assert result.examples_per_second > 0
     assert os.path.exists(tmp_path / "m" / "config.gin")
+
+
+def test_export_round_trip(tmp_path):
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    result = mlbench.train(**GOOD, precision="float32")  # bf16 graphs may fuse differently
+    path = result.export(str(tmp_path / "export"))
+    images = np.random.RandomState(0).rand(5, 8, 8, 1).astype("float32")
+    expected = result.model(images, training=False).numpy()
+    served = tf.saved_model.load(path).signatures["serving_default"]
+    served_out = list(served(tf.constant(images)).values())[0].numpy()
+    np.testing.assert_allclose(served_out, expected, rtol=1e-5, atol=1e-6)
+    reloaded = keras.models.load_model(path)
+    np.testing.assert_allclose(reloaded(images, training=False).numpy(), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_tensorboard_layout_reads_back(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    mlbench.train(model_dir=str(tmp_path / "run"), **{**GOOD, "train_steps": 4,
+                                                      "eval_every": 2, "steps_per_loop": 2})
+    train = EventAccumulator(str(tmp_path / "run" / "train")).Reload()
+    validation = EventAccumulator(str(tmp_path / "run" / "validation")).Reload()
+    assert {"loss", "learning_rate", "skipped_steps", "steps_per_second"} <= set(
+        train.Tags()["tensors"])
+    assert {"top1", "eval_loss"} <= set(validation.Tags()["tensors"])
+    assert [e.step for e in validation.Tensors("top1")] == [2, 4]
+    assert "_hparams_/session_start_info" in train.Tags()["tensors"]

@@ -1,30 +1,84 @@
-"""The command line in a real subprocess: exit codes and files on disk."""
+"""The command line in a real subprocess: help texts, exit codes, files on disk, packaging."""
 import json
 import os
 import subprocess
 import sys
+import zipfile
+
+import pytest
 
 from conftest import REPO
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+COMMANDS = ("train", "benchmark", "mlperf", "data", "launch")
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "mlbench", *args], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=600)
+def run_cli(*args, cwd=REPO, timeout=600, env=None):
+    return subprocess.run([sys.executable, "-m", "mlbench", *args], cwd=cwd, env=env or ENV,
+                          capture_output=True, text=True, timeout=timeout)
 
 
-def test_train_command_runs_gin_and_writes_run_dir(tmp_path):
-    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin",
-                  "--gin_bindings=train.train_epochs=0.5", "--gin_bindings=train.target=None",
+def test_top_level_help_lists_every_command():
+    out = run_cli("--help")
+    assert out.returncode == 0, out.stderr[-2000:]
+    for command in COMMANDS:
+        assert f"    {command} " in out.stdout
+    assert "3 target not reached" in out.stdout
+
+
+def test_each_command_has_its_own_help():
+    train = run_cli("train", "--help")
+    assert train.returncode == 0
+    for flag in ("--model", "--data", "--global_batch_size", "--train_steps", "--target",
+                 "--precision", "--strategy", "--xla_compile", "--display_every", "--resume"):
+        assert flag in train.stdout
+    assert "--num_batches" not in train.stdout  # benchmark's flag, not train's
+    bench = run_cli("benchmark", "--help")
+    assert bench.returncode == 0 and "--num_batches" in bench.stdout
+    assert "--global_batch_size" not in bench.stdout
+
+
+def test_a_flag_the_command_does_not_take_is_refused():
+    out = run_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--model_dir=x")
+    assert out.returncode == 2 and "--model_dir" in out.stderr
+
+
+def test_main_job_from_a_directory_without_runs(tmp_path):
+    """`make run` from a fresh clone: runs/ does not exist; parents are created."""
+    as_a_user = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--model_dir=runs/mnist_cnn",
+                  cwd=str(tmp_path), env=as_a_user)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "reached_target=True" in out.stdout
+    assert "cuInit" not in out.stderr and "Sharding callback" not in out.stderr
+    for name in ("operative_config.gin", "result.json", "checkpoints", "train", "validation"):
+        assert (tmp_path / "runs" / "mnist_cnn" / name).exists()
+
+
+def test_train_by_flags_only_and_target_exit_codes(tmp_path):
+    common = ["train", "--model=simple_cnn", "--data=digits", "--global_batch_size=32",
+              "--train_steps=4", "--eval_every=2", "--model_options=image_size=8",
+              "--precision=float32", "--noverbose"]
+    reached = run_cli(*common, "--target=top1=0.0", f"--model_dir={tmp_path / 'a'}")
+    assert reached.returncode == 0, reached.stderr[-2000:]
+    saved = json.loads((tmp_path / "a" / "result.json").read_text())
+    assert saved["steps"] == 2 and saved["config"]["model"] == "simple_cnn"  # stopped at target
+    assert reached.stdout == ""  # --noverbose: nothing printed
+    missed = run_cli(*common, "--target=top1=1.01", f"--model_dir={tmp_path / 'b'}")
+    assert missed.returncode == 3
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["steps"] == 4
+
+
+def test_explicit_flags_win_over_gin(tmp_path):
+    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--train_steps=3",
+                  "--gin_bindings=train.train_epochs=None", "--gin_bindings=train.target=None",
+                  "--eval_every=3", "--gin_bindings=train.eval_every_epochs=None",
                   f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "RESULT" in out.stdout
-    for name in ("operative_config.gin", "result.json", "checkpoints"):
-        assert (tmp_path / "run" / name).exists()
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["steps"] == 3
 
 
-def test_bad_binding_exits_non_zero_and_names_it(tmp_path):
+def test_bad_binding_exits_2_and_names_it(tmp_path):
     out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--gin_bindings=train.modle='x'",
                   f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 2
@@ -58,6 +112,47 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
     assert saved["runs"][0]["num_steps"] == 2
 
 
-def test_benchmark_command_too_many_devices_names_flag():
+def test_benchmark_command_bad_device_count_names_flag():
     out = run_cli("benchmark", "--model=resnet_tiny", "--num_gpus=0")
     assert out.returncode == 2 and "`num_gpus` (0)" in out.stderr
+
+
+def test_launch_reports_a_missed_target_as_such(tmp_path):
+    out = run_cli("launch", "--num_workers=1", "--", "train", "--model=simple_cnn",
+                  "--data=digits", "--global_batch_size=32", "--train_steps=2",
+                  "--model_options=image_size=8", "--target=top1=1.01", "--noverbose",
+                  f"--model_dir={tmp_path / 'run'}")
+    assert out.returncode == 3
+    assert "did not reach its target" in out.stderr and "failed" not in out.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "-q", "-w", str(out), REPO],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    return next(out.glob("mlbench-*.whl"))
+
+
+def test_wheel_carries_the_gin_files_and_finds_them_from_anywhere(wheel, tmp_path):
+    names = zipfile.ZipFile(wheel).namelist()
+    for path in ("mlbench/gin/cpu/mnist_cnn.gin", "mlbench/gin/mlperf/cpu/resnet_digits.gin",
+                 "mlbench/gin/benchmarks/dgx1_p100.gin"):
+        assert path in names
+    site = tmp_path / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
+                                "--target", str(site), str(wheel)],
+                               capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    code = ("from mlbench import config\n"
+            "print(config.resolve('mlperf/cpu/resnet_digits.gin'))\n"
+            "config.parse(['mlperf/cpu/resnet_digits.gin'], skip_unknown=['mlperf', 'train'])\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(elsewhere), capture_output=True,
+                         text=True, timeout=120, env={**ENV, "PYTHONPATH": str(site)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str(site / "mlbench" / "gin" / "mlperf" / "cpu" /
+                                     "resnet_digits.gin")

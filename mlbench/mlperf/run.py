@@ -1,38 +1,24 @@
-"""`mlbench mlperf`: N gin-selected time-to-quality runs, their logs, checker verdicts and score."""
+"""`mlbench mlperf`: N gin-selected time-to-quality runs, their logs, checker verdicts and score.
+
+One RunPlan is resolved from gin (the data source is built once, its files
+checked before any `init_start`); the closed-division rules are checked
+against that plan; each run is the same plan with its own seed and its own
+fresh run directory: MLPerf runs always start from freshly initialised weights.
+"""
 import dataclasses
-import inspect
 import json
 import os
-import statistics
+import shutil
 from typing import Optional
 
-import gin
-
-from mlbench import api, distribute, optimizers
+from mlbench import api
 from mlbench import config as gin_config
-from mlbench import data as data_lib
-from mlbench import models
-from mlbench.mlperf import checker, rules
+from mlbench import plan as plan_lib
+from mlbench.distribute import cluster
+from mlbench.mlperf import checker, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
-
-
-@gin.configurable("mlperf")
-def settings(benchmark, division="closed", org="mlbench", platform="unknown", status="research",
-             fallback_to_open=False, ruleset=None):
-    """MLPerf submission settings (bound in gin/mlperf/*.gin).
-
-    Args:
-      benchmark: 'resnet' or 'bert'.
-      division: 'closed' or 'open'.
-      fallback_to_open: a closed config that breaks a rule runs as open (and says so)
-        instead of being refused.
-      ruleset: compliance-checker ruleset (default 4.0.0 for resnet, 5.0.0 for bert).
-    """
-    if division not in ("closed", "open"):
-        raise ValueError(f"`mlperf.division` ({division!r}) must be 'closed' or 'open'.")
-    return dict(benchmark=benchmark, division=division, org=org, platform=platform,
-                status=status, fallback_to_open=fallback_to_open,
-                ruleset=ruleset or checker.RULESETS[benchmark])
+from mlbench.mlperf.settings import settings
+from mlbench.runner import run as run_plan
 
 
 @dataclasses.dataclass
@@ -47,36 +33,12 @@ class RunRecord:
     checker_output: str
 
 
-def olympic_score(minutes):
-    """MLPerf's score: drop the fastest and the slowest run, average the rest."""
-    if len(minutes) < 3:
-        raise ValueError(f"An MLPerf score needs at least 3 runs; got {len(minutes)}.")
-    kept = sorted(minutes)[1:-1]
-    return statistics.fmean(kept)
-
-
-def _train_arg(name):
-    try:
-        return gin.query_parameter(f"train.{name}")
-    except ValueError:
-        return inspect.signature(api.run_train).parameters[name].default
-
-
-def planned_info():
-    """What the gin config will run, for the closed rules, before anything is built."""
-    options = dict(_train_arg("optimizer_options") or {})
-    options.setdefault("decay_steps", 1)
-    _, hyperparameters = optimizers.build(_train_arg("optimizer"), _train_arg("learning_rate"),
-                                          **options)
-    return {"model": _train_arg("model"), "target": _train_arg("target"),
-            "optimizer": hyperparameters}
-
-
-def resolve_division(config):
+def resolve_division(config, plan):
     """Closed configs must follow the rules: refuse naming them, or fall back to open."""
     if config["division"] != "closed":
         return "open"
-    broken = rules.violations(config["benchmark"], planned_info())
+    broken = rules.violations(config["benchmark"], {
+        "model": plan.model, "target": plan.target, "optimizer": plan.optimizer_hparams})
     if not broken:
         return "closed"
     if not config["fallback_to_open"]:
@@ -86,47 +48,87 @@ def resolve_division(config):
     return "open"
 
 
-def check_data():
-    """Fails before init_start if the data is missing (file checks of the data source)."""
-    model = _train_arg("model")
-    data_lib.get(_train_arg("data"), data_dir=_train_arg("data_dir"),
-                 model_info=models.info(model), **(_train_arg("data_options") or {}))
+def run_dirs(output_dir, runs):
+    """The runs' directories; refused if any already holds a run (no restored weights)."""
+    dirs = [os.path.join(output_dir, f"run_{i}") for i in range(runs)]
+    used = [d for d in dirs if os.path.isdir(d) and os.listdir(d)]
+    if used:
+        raise ValueError(f"`output_dir` ({output_dir!r}) already holds run(s) {used}: MLPerf "
+                         "runs start from freshly initialised weights, so a used run "
+                         "directory is never resumed. Give a new or empty output_dir.")
+    return dirs
 
 
-def run_once(config, division, seed, run_dir, verbose=False):
+def run_once(plan, config, division, seed, run_dir, verbose=False):
     """One run: log, train to target (or step limit), run the checker on the log."""
     os.makedirs(run_dir, exist_ok=True)
     log_path = os.path.join(run_dir, "mlperf.log")
     logger = MLPerfLogger(log_path, config["benchmark"], division, config["org"],
-                          config["platform"], config["status"], distribute.is_chief())
+                          config["platform"], config["status"], cluster.is_chief())
     logger.init_start()
-    result = api.run_train(seed=seed, model_dir=os.path.join(run_dir, "model"), warmup=True,
-                           hooks=logger, verbose=verbose)
+    plan_for_run = dataclasses.replace(plan, seed=seed, resume=False, warmup=True,
+                                       model_dir=os.path.join(run_dir, "model"),
+                                       verbose=verbose)
+    result = run_plan(plan_for_run, hooks=logger)
     verdict = checker.check(log_path, config["benchmark"], config["ruleset"])
     minutes = result.time_to_quality_s / 60 if result.reached_target else None
     return RunRecord(seed, result.reached_target, minutes, logger.status, result.final_metrics,
                      log_path, verdict.passed, verdict.output[-2000:])
 
 
+def _resolved():
+    """The current gin state's mlperf settings and RunPlan (bundled data written first
+    when the settings say how and it is missing)."""
+    config = settings()
+    arguments = plan_lib.train_arguments({}, api.defaults(api.train))
+    if config["prepare_data"] and arguments["data_dir"]:
+        prepare_data(arguments["data_dir"], **config["prepare_data"])
+    return config, plan_lib.resolve(arguments)
+
+
+def prepare_data(data_dir, kind, **options):
+    """Writes bundled real data as MLPerf-format records into `data_dir` if it is missing."""
+    if os.path.isdir(data_dir) and os.listdir(data_dir):
+        return
+    if kind not in ("imagenet", "bert"):
+        raise ValueError(f"`mlperf.prepare_data` kind ({kind!r}) must be 'imagenet' or 'bert'.")
+    print(f"mlperf: writing the bundled {kind} data to {data_dir} (first use)")
+    partial = data_dir.rstrip("/") + ".partial"  # renamed into place only when complete
+    shutil.rmtree(partial, ignore_errors=True)
+    if kind == "imagenet":
+        from mlbench.data.writers import write_bundled_imagenet
+        write_bundled_imagenet(partial, **options)
+    else:
+        from mlbench.data.bert_writer import write_bert_pretraining
+        write_bert_pretraining(partial, **options)
+    os.replace(partial, data_dir)
+
+
+def planned(gin_files, gin_bindings=()):
+    """(mlperf settings, RunPlan, division) of a gin config, nothing built or written."""
+    with gin_config.isolated():
+        gin_config.parse(gin_files, gin_bindings, skip_unknown=("benchmark_suite",))
+        config, plan = _resolved()
+        return config, plan, resolve_division(config, plan)
+
+
 def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf",
              verbose=False):
-    """`runs` runs with seeds seed, seed+1, …; writes results.json and results.md."""
-    gin_config.parse(gin_files, gin_bindings)
-    config = settings()
-    division = resolve_division(config)
-    check_data()
-    records = [run_once(config, division, seed + i, os.path.join(output_dir, f"run_{i}"), verbose)
-               for i in range(runs)]
-    score = _score(records)
+    """`runs` runs with seeds seed, seed+1, …; writes results.json and results.md.
+
+    Returns:
+      (list of RunRecord, scoring.Score).
+    """
+    with gin_config.isolated():
+        gin_config.parse(gin_files, gin_bindings, skip_unknown=("benchmark_suite",))
+        config, plan = _resolved()
+        division = resolve_division(config, plan)
+        dirs = run_dirs(output_dir, runs)
+        records = [run_once(plan, config, division, seed + i, d, verbose)
+                   for i, d in enumerate(dirs)]
+    score = scoring.score(config["benchmark"], [r.minutes for r in records])
     _write(output_dir, config, division, records, score)
     return records, score
-
-
-def _score(records):
-    minutes = [r.minutes for r in records]
-    if len(minutes) < 3 or any(m is None for m in minutes):
-        return None
-    return olympic_score(minutes)
 
 
 def table(records, score):
@@ -137,13 +139,12 @@ def table(records, score):
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.metrics.items())
         lines.append(f"| {i} | {r.seed} | {r.status} | {minutes} | {metrics} | "
                      f"{'pass' if r.checker_passed else 'FAIL'} |")
-    score_text = f"{score:.3f} minutes" if score is not None else "n/a (needs ≥3 successful runs)"
-    return "\n".join(lines + ["", f"MLPerf score (olympic mean): {score_text}"])
+    return "\n".join(lines + ["", f"MLPerf score (olympic mean): {score.label}"])
 
 
 def _write(output_dir, config, division, records, score):
     with open(os.path.join(output_dir, "results.json"), "w") as f:
-        json.dump({"settings": config, "division": division, "score_minutes": score,
+        json.dump({"settings": config, "division": division, "score": dataclasses.asdict(score),
                    "runs": [dataclasses.asdict(r) for r in records]}, f, indent=1)
     text = table(records, score)
     with open(os.path.join(output_dir, "results.md"), "w") as f:

@@ -3,8 +3,10 @@
 Why not Orbit's Controller: it has no notion of a quality target, of
 time-to-quality, or of the MLPerf block/eval events, and its `train_steps`
 cannot end at the first eval that meets a target without a custom trainer
-that re-implements most of this file. The step itself is `TrainStep`.
+that re-implements most of this file. The step itself is `TrainStep`; the
+loop enters compiled code only through `TrainStep.run`.
 """
+import contextlib
 import dataclasses
 import math
 import os
@@ -16,22 +18,34 @@ import tensorflow as tf
 from mlbench.optimizers import current_learning_rate
 
 
+class DivergenceError(RuntimeError):
+    """The training loss became NaN or Inf; the run stopped (checkpoints stay finite)."""
+
+    def __init__(self, step, loss):
+        super().__init__(f"training diverged: the mean loss of the steps up to step {step} is "
+                         f"{loss} (not finite). The run stopped; the last checkpoint, if any, "
+                         "is from before the divergence. Lower the learning rate or use "
+                         "float32/bf16.")
+        self.step, self.loss = step, loss
+
+
 @dataclasses.dataclass
 class LoopConfig:
-    """Cadence of one run (all counts in optimizer steps).
+    """Cadence of one run (all counts in steps).
 
     Attributes:
       train_steps: stop after this many steps in total (resumed steps count).
       steps_per_loop: steps inside one `tf.function` call between host checks.
-      eval_every: evaluate every this many steps (0 = only at the end).
+      eval_every: evaluate every this many steps (0 = only at the end, if there is eval data).
       eval_offset: evals happen at eval_offset + k·eval_every (MLPerf's eval offset).
       target: {metric: value}; stop at the first eval where every metric ≥ value.
       checkpoint_every: save every this many steps (0 = at evals and the end).
       model_dir: where checkpoints and summaries go (None = nowhere).
       examples_per_step: the global batch size.
-      log: prints one progress line per loop.
+      log: receives one progress line per loop (None = silent).
       warmup: compiles and warms up on synthetic data, then restores the initial
         state; it runs before `on_run_start` so compile time stays out of the run.
+      trace_dir: a TensorBoard profile of the second block of steps goes here.
     """
     train_steps: int
     steps_per_loop: int = 100
@@ -41,8 +55,9 @@ class LoopConfig:
     checkpoint_every: int = 0
     model_dir: Optional[str] = None
     examples_per_step: int = 1
-    log: Callable[[str], None] = print
+    log: Optional[Callable[[str], None]] = print
     warmup: Optional[Callable[[], None]] = None
+    trace_dir: Optional[str] = None
 
     def eval_due(self, step):
         if not self.eval_every or step < self.eval_offset:
@@ -70,7 +85,7 @@ class LoopOutcome:
 
 
 class Hooks:
-    """Run events (the MLPerf logger implements them); every method is optional."""
+    """Run events (the MLPerf logger and benchmark timing implement them); all optional."""
 
     def on_configured(self, info): pass
     def on_run_start(self): pass
@@ -86,7 +101,8 @@ def target_met(metrics, target):
 
 
 class Loop:
-    """Drives a TrainStep; see LoopConfig. `make_eval_dataset()` builds the eval set on demand."""
+    """Drives a TrainStep; see LoopConfig. `make_eval_dataset()` builds the eval set on
+    demand (None: the data has no eval set, so no evals)."""
 
     def __init__(self, config, train_step, train_inputs, make_eval_dataset, checkpoint,
                  hooks=None):
@@ -94,21 +110,24 @@ class Loop:
         self.make_eval_dataset = make_eval_dataset
         self.hooks = hooks or Hooks()
         self.manager = None
-        if config.model_dir:
+        if config.model_dir and checkpoint is not None:
             self.manager = tf.train.CheckpointManager(
                 checkpoint, os.path.join(config.model_dir, "checkpoints"), max_to_keep=3)
-        self.writer = (tf.summary.create_file_writer(os.path.join(config.model_dir, "train"))
-                       if config.model_dir else tf.summary.create_noop_writer())
+        self.writers = {name: (tf.summary.create_file_writer(os.path.join(config.model_dir, name))
+                               if config.model_dir else tf.summary.create_noop_writer())
+                        for name in ("train", "validation")}
 
     @property
     def global_step(self):
+        if self.step.mode == "forward":
+            return self.step.steps_run
         return int(self.step.optimizer.iterations.numpy())
 
     def _next_boundary(self, step):
         """The next step at which the host must stop: eval, checkpoint or the end."""
         c = self.config
         ends = [c.train_steps, step + c.steps_per_loop]
-        if c.eval_every:
+        if c.eval_every and self.make_eval_dataset:
             ends.append(c.next_eval(step))
         if c.checkpoint_every:
             ends.append((step // c.checkpoint_every + 1) * c.checkpoint_every)
@@ -116,31 +135,57 @@ class Loop:
 
     def run(self):
         c, timing = self.config, _Timing()
-        history, metrics, reached, ttq = [], {}, False, None
+        state = {"history": [], "metrics": {}, "reached": False, "ttq": None}
         if c.warmup:
             warm_start = time.perf_counter()
             c.warmup()
             timing.compile_s += time.perf_counter() - warm_start
         self.hooks.on_run_start()
         run_start = time.perf_counter()
-        step, first = self.global_step, True
-        while step < c.train_steps and not reached:
-            # The first call runs a single step: it carries the trace/compile
-            # and is kept out of the examples/sec figure.
-            n = 1 if first and not c.warmup else self._next_boundary(step) - step
-            loss, skipped = self._train_block(step, n, timing, first and not c.warmup)
-            step, first = self.global_step, False
-            record = self._record(step, loss, skipped, timing, run_start, history)
-            if c.eval_due(step) or step >= c.train_steps:
-                metrics = self._evaluate(step, record)
-                if target_met(metrics, c.target):
-                    reached, ttq = True, time.perf_counter() - run_start
-            if self.manager and (self._checkpoint_due(step) or reached):
-                self.manager.save(checkpoint_number=step)
-        self.hooks.on_run_stop(reached)
-        self.writer.flush()
-        return LoopOutcome(history, metrics, reached, ttq, step, timing.examples_per_second(),
-                           timing.compile_s, timing.skipped, time.perf_counter() - run_start)
+        try:
+            step = self._train(state, timing, run_start)
+        except DivergenceError:
+            self.hooks.on_run_stop(False)
+            raise
+        self.hooks.on_run_stop(state["reached"])
+        for writer in self.writers.values():
+            writer.flush()
+        return LoopOutcome(state["history"], state["metrics"], state["reached"], state["ttq"],
+                           step, timing.examples_per_second(), timing.compile_s, timing.skipped,
+                           time.perf_counter() - run_start)
+
+    def _train(self, state, timing, run_start):
+        c = self.config
+        step, block = self.global_step, 0
+        while step < c.train_steps and not state["reached"]:
+            # Without warm-up the first call runs a single step: it carries the
+            # trace/compile and is kept out of the examples/sec figure.
+            first = block == 0 and not c.warmup
+            n = 1 if first else self._next_boundary(step) - step
+            with self._maybe_trace(block):
+                loss, skipped = self._train_block(step, n, timing, first)
+            step, block = self.global_step, block + 1
+            record = self._record(step, loss, skipped, timing, run_start, state["history"])
+            if self.make_eval_dataset and (c.eval_due(step) or step >= c.train_steps):
+                state["metrics"] = self._evaluate(step, record)
+                if target_met(state["metrics"], c.target):
+                    state["reached"], state["ttq"] = True, time.perf_counter() - run_start
+            if self.manager and (self._checkpoint_due(step) or state["reached"]):
+                self._save(step, loss)
+        return step
+
+    def _save(self, step, loss):
+        """Saves only finite weights: a checkpoint is what a restart trusts."""
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(v))
+                                for v in self.step.model.trainable_variables])
+        if not bool(finite):
+            raise DivergenceError(step, f"{loss} with non-finite weights")
+        self.manager.save(checkpoint_number=step)
+
+    def _maybe_trace(self, block):
+        """Profiles the second block (the first may carry tracing and compilation)."""
+        wanted = self.config.trace_dir and block == (0 if self.config.warmup else 1)
+        return _Profile(self.config.trace_dir) if wanted else contextlib.nullcontext()
 
     def _checkpoint_due(self, step):
         every = self.config.checkpoint_every or self.config.eval_every
@@ -149,43 +194,71 @@ class Loop:
     def _train_block(self, step, n, timing, first):
         self.hooks.on_block_start(step, n)
         start = time.perf_counter()
-        loss, skipped = self.step.run(self.inputs, tf.constant(n, tf.int32))
+        loss, skipped = self.step.run(self.inputs, n)
         loss = float(loss)  # waits for the devices
         timing.add(time.perf_counter() - start, n * self.config.examples_per_step, first)
         timing.skipped += int(skipped)
+        # Checked on the host once per block (not per step): a NaN/Inf loss stops
+        # the run before any checkpoint of the diverged weights is written.
+        if self.step.mode == "train" and not math.isfinite(loss):
+            raise DivergenceError(step + n, loss)
         self.hooks.on_block_stop(step + n)
         return loss, int(skipped)
 
     def _record(self, step, loss, skipped, timing, run_start, history):
-        c = self.config
-        lr = current_learning_rate(self.step.optimizer)
         eps = timing.examples_per_second()
-        record = {"step": step, "loss": loss, "lr": lr, "wall_time_s": time.perf_counter() - run_start,
+        lr = current_learning_rate(self.step.optimizer) if self.step.optimizer else 0.0
+        record = {"step": step, "loss": loss, "lr": lr,
+                  "wall_time_s": time.perf_counter() - run_start,
                   "examples_per_second": eps, "skipped_steps": skipped}
         history.append(record)
-        with self.writer.as_default(step=step):
-            tf.summary.scalar("loss", loss)
-            tf.summary.scalar("learning_rate", lr)
-            if eps:
-                tf.summary.scalar("examples_per_second", eps)
+        self._summaries(step, record)
+        self._progress(step, loss, lr, eps)
+        return record
+
+    def _summaries(self, step, record):
+        with self.writers["train"].as_default(step=step):
+            tf.summary.scalar("loss", record["loss"])
+            tf.summary.scalar("learning_rate", record["lr"])
+            tf.summary.scalar("skipped_steps", record["skipped_steps"])
+            if record["examples_per_second"]:
+                tf.summary.scalar("examples_per_second", record["examples_per_second"])
+                tf.summary.scalar("steps_per_second", record["examples_per_second"] /
+                                  self.config.examples_per_step)
             if self.step.loss_scaled:
                 tf.summary.scalar("loss_scale", float(self.step.optimizer.loss_scale))
+
+    def _progress(self, step, loss, lr, eps):
+        c = self.config
+        if not c.log:
+            return
         eta = ((c.train_steps - step) * c.examples_per_step / eps) if eps else float("nan")
         c.log(f"step {step}/{c.train_steps}  loss {loss:.4f}  lr {lr:.4g}  "
               f"examples/sec {eps or float('nan'):.1f}  ETA {eta:.0f}s")
-        return record
 
     def _evaluate(self, step, record):
         self.hooks.on_eval_start(step)
         metrics = self.step.evaluate(self.make_eval_dataset())
         self.hooks.on_eval_stop(step, metrics)
         record["metrics"] = metrics
-        with self.writer.as_default(step=step):
+        with self.writers["validation"].as_default(step=step):
             for name, value in metrics.items():
-                tf.summary.scalar(f"eval/{name}", value)
-        self.config.log(f"eval at step {step}: " +
-                        "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+                tf.summary.scalar(name, value)
+        if self.config.log:
+            self.config.log(f"eval at step {step}: " +
+                            "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
         return metrics
+
+
+class _Profile:
+    def __init__(self, logdir):
+        self.logdir = logdir
+
+    def __enter__(self):
+        tf.profiler.experimental.start(self.logdir)
+
+    def __exit__(self, *exc):
+        tf.profiler.experimental.stop()
 
 
 class _Timing:

@@ -4,6 +4,8 @@ Only this module decides compilation (style rule 5): the per-replica
 gradient computation is `tf.function(jit_compile=...)`; the loop of
 `steps_per_loop` steps runs inside one `tf.function` over a tensor count.
 """
+import logging
+
 import tensorflow as tf
 
 from mlbench.precision import uses_loss_scale
@@ -19,29 +21,46 @@ def split_microbatches(batch, k):
 
 
 class TrainStep:
-    """One optimizer update per step from k micro-batches per replica.
+    """One optimizer update per step from k micro-batches per replica (or, in
+    'forward' mode, one forward pass: benchmark mode's inference timing).
+
+    `run` is the only way into compiled code: warm-up, training and benchmark
+    timing all enter there, so the XLA fallback covers them all and
+    `jit_compile` always says what ran.
 
     Args:
       strategy: the tf.distribute strategy the model and optimizer were built under.
       model / optimizer / task: the parts; `task` owns inputs and per-example loss.
       global_batch_size: examples per step over all replicas and micro-batches.
       num_microbatches: k; the per-replica batch is split k ways.
-      jit_compile: compile the per-replica gradient computation with XLA.
+      jit_compile: compile the per-replica computation with XLA.
+      mode: 'train' or 'forward'.
+      log: where the XLA fallback message goes (a `logging` call by default).
     """
 
     def __init__(self, strategy, model, optimizer, task, global_batch_size,
-                 num_microbatches=1, jit_compile=False):
+                 num_microbatches=1, jit_compile=False, mode="train", log=None):
+        if mode not in ("train", "forward"):
+            raise ValueError(f"`mode` ({mode!r}) must be 'train' or 'forward'.")
         self.strategy, self.model, self.optimizer, self.task = strategy, model, optimizer, task
         self.global_batch_size = global_batch_size
         self.num_microbatches = num_microbatches
-        self.loss_scaled = uses_loss_scale(optimizer)
-        self.jit_compile = jit_compile
-        self.replica_gradients = tf.function(self._replica_gradients, jit_compile=jit_compile)
-        self.train_loop = tf.function(self._train_loop)
+        self.loss_scaled = uses_loss_scale(optimizer) if optimizer is not None else False
+        self.mode = mode
+        self.log = log or logging.getLogger("mlbench").warning
+        self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
+        self._compile(jit_compile)
         # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
         # function read replica 0's variables from replica 1 (TF 2.20), and
         # eval time is outside every timed window anyway.
         self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
+
+    def _compile(self, jit_compile):
+        """The one place that decides compilation (style rule 5)."""
+        self.jit_compile = jit_compile
+        replica_fn = self._replica_gradients if self.mode == "train" else self._replica_forward
+        self.replica_fn = tf.function(replica_fn, jit_compile=jit_compile)
+        self._loop = tf.function(self._train_loop)
 
     def _replica_gradients(self, batch):
         variables = self.model.trainable_variables
@@ -64,6 +83,11 @@ class TrainStep:
             total_loss += loss
         return grads, total_loss
 
+    def _replica_forward(self, batch):
+        """Inference: the model on the batch, no gradients; returns the mean output."""
+        outputs = self.model(self.task.inputs(batch), training=False)
+        return tf.reduce_mean(tf.cast(tf.nest.flatten(outputs)[0], tf.float32))
+
     def _regularization_loss(self):
         """Model regularizers, split evenly over replicas and micro-batches."""
         if not self.model.losses:
@@ -72,31 +96,36 @@ class TrainStep:
         return tf.add_n([tf.cast(x, tf.float32) for x in self.model.losses]) / share
 
     def run(self, inputs, num_steps):
-        """`train_loop`, falling back to the uncompiled step if XLA refuses it.
+        """Runs `num_steps` steps; returns (mean loss, steps skipped by fp16 loss scaling).
 
-        XLA fails on some ops and under some multi-worker set-ups; the
-        compile error surfaces on the first call, before any update is
-        applied. `jit_compile` then records what really ran.
+        Falls back to the uncompiled step if XLA refuses it: XLA fails on some
+        ops and under some multi-worker set-ups, and the compile error surfaces
+        on the first call, before any update is applied. `jit_compile` then
+        records what really ran.
         """
+        count = tf.constant(num_steps, tf.int32)
         try:
-            return self.train_loop(inputs, num_steps)
+            result = self._loop(inputs, count)
         except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError,
                 tf.errors.InternalError) as e:
             if not self.jit_compile or "XLA" not in str(e) and "jit" not in str(e).lower():
                 raise
-            print(f"XLA could not compile the step; running it uncompiled ({type(e).__name__}).")
-            self.jit_compile = False
-            self.replica_gradients = tf.function(self._replica_gradients)
-            self.train_loop = tf.function(self._train_loop)
-            return self.train_loop(inputs, num_steps)
+            self.log(f"XLA could not compile the step; running it uncompiled "
+                     f"({type(e).__name__}).")
+            self._compile(False)
+            result = self._loop(inputs, count)
+        self.steps_run += int(num_steps)
+        return result
 
     def _replica_step(self, batch):
-        grads, loss = self.replica_gradients(batch)
+        if self.mode == "forward":
+            return self.replica_fn(batch)
+        grads, loss = self.replica_fn(batch)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
         return loss
 
     def _train_loop(self, inputs, num_steps):
-        """Runs `num_steps` steps; returns (mean loss, steps skipped by fp16 loss scaling).
+        """`num_steps` steps in one tf.function; (mean loss, fp16 skipped steps).
 
         `inputs` is a distributed iterator, or per-replica values already on
         the devices (synthetic data), reused every step.
@@ -113,8 +142,21 @@ class TrainStep:
         return total_loss / tf.cast(num_steps, tf.float32), skipped
 
     def _replica_eval_fn(self, batch):
-        outputs = self.model(self.task.inputs(batch), training=False)
-        return self.task.eval_counts(batch, outputs)
+        """One replica's eval counts; zeros for an empty batch.
+
+        A replica gets an empty batch when the eval set does not split evenly
+        over replicas (its last round), and oneDNN's convolutions fail on a
+        batch of 0, so the model only runs on non-empty batches: every real
+        example is counted once, none is dropped or padded.
+        """
+        def counts():
+            outputs = self.model(self.task.inputs(batch), training=False)
+            return self.task.eval_counts(batch, outputs)
+
+        def nothing():
+            return {name: tf.constant(0.0) for name in self.task.count_names}
+        size = tf.shape(tf.nest.flatten(batch)[0])[0]
+        return tf.cond(size > 0, counts, nothing)
 
     def _eval_step(self, batch):
         per_replica = self.strategy.run(self._replica_eval_fn, args=(batch,))

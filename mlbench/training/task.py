@@ -10,6 +10,7 @@ import tensorflow as tf
 class ClassificationTask:
     """Images (or vectors) → logits; metric top-1 accuracy."""
     metric_names = ("top1",)
+    count_names = ("top1_correct", "top1_count", "loss_sum")
 
     def __init__(self, num_classes, label_smoothing=0.0):
         self.num_classes = num_classes
@@ -51,6 +52,7 @@ class BertPretrainingTask:
     every sequence has the same number of masked tokens).
     """
     metric_names = ("masked_lm_accuracy",)
+    count_names = ("mlm_correct", "mlm_count", "loss_sum", "examples")
 
     def inputs(self, batch):
         return {k: batch[k] for k in ("input_word_ids", "input_mask", "input_type_ids",

@@ -38,10 +38,11 @@ def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_bat
             inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
         else:
             inputs = train_inputs  # synthetic data already on the devices
-        step.train_loop(inputs, tf.constant(1, tf.int32))
+        step.run(inputs, 1)  # the only way into compiled code (XLA fallback)
         if make_eval_dataset is not None:
             eval_spec = make_eval_dataset().element_spec
             step.eval_step(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
+        step.steps_run = 0
         for v in state + _optimizer_variables(step.optimizer):
             v.assign(saved[v.ref()] if v.ref() in saved else tf.zeros_like(v))
     return warmup

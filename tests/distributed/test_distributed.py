@@ -11,7 +11,7 @@ import tf_keras as keras
 
 import mlbench
 from mlbench import distribute
-from conftest import REPO
+from conftest import REPO, host_op_model
 
 SCRIPT = os.path.join(REPO, "tests", "distributed", "worker_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
@@ -73,16 +73,7 @@ def test_two_device_strategies_equal_one_device(vectors, strategy):
 
 def test_xla_refusal_falls_back_and_is_recorded(vectors, monkeypatch):
     """A model with a host-side op XLA cannot compile: the step runs uncompiled, and says so."""
-    import tensorflow as tf
-    from mlbench.models import registry
-
-    def host_mlp(num_classes=4, input_dim=16):
-        inputs = keras.Input((input_dim,))
-        x = keras.layers.Lambda(lambda t: tf.reshape(
-            tf.numpy_function(np.tanh, [t], tf.float32), tf.shape(t)))(inputs)
-        return keras.Model(inputs, keras.layers.Dense(num_classes)(x))
-    monkeypatch.setitem(registry._REGISTRY, "host_mlp",
-                        registry.ModelInfo("host_mlp", host_mlp, (16,), "vector", "test"))
+    host_op_model(monkeypatch)
     result = mlbench.train(model="host_mlp", data=vectors, global_batch_size=32, train_steps=2,
                            jit_compile=True, precision="float32", verbose=False)
     assert result.ran["jit_compile"] is False and result.steps == 2

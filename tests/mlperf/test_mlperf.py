@@ -2,12 +2,10 @@
 import json
 import os
 
-import gin
 import pytest
 
-from mlbench import config as gin_config
 from mlbench.data import bert_writer
-from mlbench.mlperf import checker, run
+from mlbench.mlperf import checker, run, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 
 
@@ -38,7 +36,19 @@ def test_step_limit_before_target_logs_aborted(tmp_path, digit_records):
     events = log_lines(records[0].log)
     stop = [e for e in events if e["key"] == "run_stop"]
     assert len(stop) == 1 and stop[0]["metadata"]["status"] == "aborted"
-    assert not records[0].reached_target and records[0].minutes is None and score is None
+    assert not records[0].reached_target and records[0].minutes is None
+    assert score.minutes is None and not score.valid
+
+
+def test_second_run_into_the_same_output_dir_is_refused(tmp_path, digit_records):
+    """A used run directory would restore trained weights: refused before init_start."""
+    bindings = [f"train.data_dir = '{digit_records}'", "train.train_epochs = 1"]
+    run.run_many(["mlperf/cpu/resnet_digits.gin"], bindings, runs=1, output_dir=str(tmp_path))
+    log_before = open(tmp_path / "run_0" / "mlperf.log").read()
+    with pytest.raises(ValueError, match="already holds run"):
+        run.run_many(["mlperf/cpu/resnet_digits.gin"], bindings, runs=1,
+                     output_dir=str(tmp_path))
+    assert open(tmp_path / "run_0" / "mlperf.log").read() == log_before
 
 
 @pytest.fixture(scope="module")
@@ -70,26 +80,30 @@ def test_cpu_bert_reaches_its_target(tmp_path, bert_dir):
     assert records[0].reached_target and records[0].checker_passed
 
 
-def test_olympic_score():
-    assert run.olympic_score([5.0, 1.0, 3.0, 9.0, 4.0]) == pytest.approx(4.0)
-    with pytest.raises(ValueError, match="at least 3"):
-        run.olympic_score([1.0, 2.0])
+def test_scores_match_the_mlcommons_summarizer():
+    from mlperf_logging.result_summarizer import result_summarizer
+    minutes = [5.0, 1.0, 3.0, 9.0, 4.0]
+    score = scoring.score("resnet", minutes)
+    assert score.minutes == pytest.approx(4.0)  # drop 1 and 9: mean of 3, 4, 5
+    assert score.minutes == result_summarizer._compute_olympic_average(sorted(minutes), 0, 1)
+    assert score.valid and score.required == 5
+    # one non-converging run counts as the dropped slowest: mean of 3, 4, 5
+    assert scoring.score("resnet", [5.0, 1.0, 3.0, None, 4.0]).minutes == pytest.approx(4.0)
+    assert scoring.score("resnet", [5.0, None, 3.0, None, 4.0]).minutes is None
+    short = scoring.score("bert", [2.0, 3.0, 4.0])
+    assert short.minutes == pytest.approx(3.0) and not short.valid
+    assert "not a valid MLPerf score (3 of 10 runs)" in short.label
 
 
-def closed_log(gin_file, path, benchmark, accuracy, num_train, num_eval, steps):
+def closed_log(plan, path, benchmark, accuracy, num_train, num_eval, steps):
     """A short log with the closed file's real hyperparameters and a faked eval accuracy."""
-    gin_config.parse([gin_file])
-    info = run.planned_info()
-    options = dict(gin.query_parameter("train.optimizer_options"))
-    info["optimizer"]["decay_steps"] = options.get("decay_steps", steps)
+    optimizer = dict(plan.optimizer_hparams, decay_steps=steps)
     logger = MLPerfLogger(path, benchmark, "closed")
     logger.init_start()
     logger.on_configured(dict(
-        global_batch_size=gin.query_parameter("train.global_batch_size"),
-        gradient_accumulation_steps=1 if benchmark == "resnet" else
-        gin.query_parameter("train.gradient_accumulation_steps"),
-        train_steps=steps, num_train_examples=num_train, num_eval_examples=num_eval, seed=1,
-        optimizer=info["optimizer"]))
+        global_batch_size=plan.global_batch_size,
+        gradient_accumulation_steps=plan.microbatches, train_steps=steps,
+        num_train_examples=num_train, num_eval_examples=num_eval, seed=1, optimizer=optimizer))
     logger.on_run_start()
     logger.on_block_start(0, 10)
     logger.on_eval_start(10)
@@ -98,32 +112,41 @@ def closed_log(gin_file, path, benchmark, accuracy, num_train, num_eval, steps):
     return path
 
 
+@pytest.fixture(scope="module")
+def closed_data(tmp_path_factory, digit_records):
+    """Data dirs the closed files' sources accept (real shapes are not needed to plan)."""
+    bert = str(tmp_path_factory.mktemp("bert512"))
+    bert_writer.write_bert_pretraining(bert, vocab_size=2000, seq_length=512,
+                                       max_predictions=76, dupe_factor=1)
+    return {"resnet": digit_records, "bert": bert}
+
+
 @pytest.mark.parametrize("gin_file,benchmark,accuracy,ruleset", [
     ("mlperf/resnet50_imagenet.gin", "resnet", 0.7601, "4.0.0"),
     ("mlperf/bert_pretraining.gin", "bert", 0.7205, "5.0.0"),
 ])
-def test_closed_files_hyperparameters_pass_closed_checker(tmp_path, gin_file, benchmark,
-                                                          accuracy, ruleset):
-    gin_config.parse([gin_file])
-    assert run.resolve_division(run.settings()) == "closed"  # mlbench's own rules agree
-    path = closed_log(gin_file, str(tmp_path / "log"), benchmark, accuracy, 1281167, 50000,
-                      23_000)
+def test_closed_files_hyperparameters_pass_closed_checker(tmp_path, closed_data, gin_file,
+                                                          benchmark, accuracy, ruleset):
+    _, plan, division = run.planned([gin_file], [f"train.data_dir = '{closed_data[benchmark]}'"])
+    assert division == "closed"  # mlbench's own rules agree
+    path = closed_log(plan, str(tmp_path / "log"), benchmark, accuracy, 1281167, 50000, 23_000)
     verdict = checker.check(path, benchmark, ruleset)
     assert verdict.passed, verdict.output
     # and the same log with the accuracy below target fails the closed checker
-    failing = closed_log(gin_file, str(tmp_path / "low"), benchmark, 0.5, 1281167, 50000, 23_000)
+    failing = closed_log(plan, str(tmp_path / "low"), benchmark, 0.5, 1281167, 50000, 23_000)
     assert not checker.check(failing, benchmark, ruleset).passed
 
 
-def test_closed_rule_violation_is_refused_or_run_as_open():
-    bad = ["train.optimizer_options = {'schedule': 'polynomial', 'power': 2.0, "
+def test_closed_rule_violation_is_refused_or_run_as_open(closed_data):
+    bad = [f"train.data_dir = '{closed_data['resnet']}'",
+           "train.optimizer_options = {'schedule': 'polynomial', 'power': 2.0, "
            "'end_learning_rate': 2e-4, 'warmup_steps': 10, 'momentum': 0.9, "
            "'weight_decay': 5e-5}"]
-    gin_config.parse(["mlperf/resnet50_imagenet.gin"], bad)
     with pytest.raises(ValueError, match="lars_opt_end_learning_rate == 1e-4"):
-        run.resolve_division(run.settings())
-    gin_config.parse(["mlperf/resnet50_imagenet.gin"], bad + ["mlperf.fallback_to_open = True"])
-    assert run.resolve_division(run.settings()) == "open"
+        run.planned(["mlperf/resnet50_imagenet.gin"], bad)
+    _, _, division = run.planned(["mlperf/resnet50_imagenet.gin"],
+                                 bad + ["mlperf.fallback_to_open = True"])
+    assert division == "open"
 
 
 def test_missing_data_fails_before_init(tmp_path):

@@ -11,12 +11,14 @@ from mlbench.training.task import ClassificationTask
 
 
 def one_step_weights(source, k, jit, strategy, num_devices=None, learning_rate=0.5):
+    """Weights after one step; asserts the step ran compiled exactly when asked."""
     result = mlbench.train(model="mlp", data=source, global_batch_size=32, train_steps=1,
                            gradient_accumulation_steps=k, jit_compile=jit, strategy=strategy,
                            num_devices=num_devices, precision="float32",
                            learning_rate=learning_rate,
                            optimizer_options={"momentum": 0.0}, verbose=False,
                            model_options={"input_dim": 16, "hidden": (32,)})
+    assert result.ran["jit_compile"] is jit  # no silent fallback to the uncompiled step
     return [v.numpy() for v in result.model.trainable_variables]
 
 
@@ -60,7 +62,7 @@ def test_float16_loss_scale_skips_overflowing_steps():
     y = tf.constant([0, 1, 2, 3] * 2)
     inputs = strategy.experimental_distribute_values_from_function(lambda ctx: (x, y))
     before = [v.numpy() for v in model.trainable_variables]
-    _, skipped = step.train_loop(inputs, tf.constant(40))
+    _, skipped = step.run(inputs, 40)
     halvings = int(round(np.log2(2.0 ** 40 / float(optimizer.loss_scale))))
     assert int(skipped) == halvings and halvings > 0
     assert all(v.dtype == tf.float32 for v in model.trainable_variables)

@@ -94,5 +94,9 @@ def write(output_dir, title, results, models, device_counts, data_kinds, setting
     with open(paths["json"], "w") as f:
         json.dump({"title": title, "settings": settings, "skipped": list(skipped),
                    "results": [r.to_dict() for r in results]}, f, indent=1, default=str)
-    chart(results, models, paths["png"])
+    try:
+        chart(results, models, paths["png"])
+    except ImportError:  # matplotlib is the optional extra mlbench[reports]
+        print("no chart: matplotlib is not installed (pip install 'mlbench[reports]').")
+        paths.pop("png")
     return paths

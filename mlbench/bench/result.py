@@ -2,7 +2,7 @@
 import dataclasses
 from typing import Any, Dict, List, Optional
 
-from mlbench.benchmark.stats import RunStats
+from mlbench.bench.stats import RunStats
 
 
 @dataclasses.dataclass

@@ -6,44 +6,49 @@ import pytest
 import tensorflow as tf
 
 import mlbench
-from mlbench import distribute
-from mlbench.benchmark import runner, stats, suite
+from mlbench.bench import bench, stats, suite
+from mlbench.bench import variable_update as vu
+from mlbench.bench.timing import StepTimer
 
 
-def test_statistics_match_hand_computation():
-    run = stats.run_stats([0.5, 0.25, 1.0], images_per_step=10)
-    # rates 20, 40, 10 images/sec
-    assert run.images_per_sec_mean == pytest.approx(70 / 3)
-    assert run.images_per_sec_stderr == pytest.approx(15.275252 / 3 ** 0.5, rel=1e-6)
-    assert run.jitter == pytest.approx(1.4826 * 10)  # median 20, |dev| = 0, 20, 10
-    assert run.total_images_per_sec == pytest.approx(30 / 1.75)
+def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
+    """Pinned against hand computation of benchmark_cnn.get_perf_timing's formulas."""
+    run = stats.run_stats([0.5, 0.25, 1.0, 0.5], images_per_step=10)
+    # times mean 0.5625 s -> 10 / 0.5625 images/sec (not the mean of the rates, 22.5)
+    assert run.images_per_sec_mean == pytest.approx(17.777777777777779)
+    # rates 20, 40, 10, 20: np.std (ddof 0) = sqrt(112.5 - ... ) = 10.897247358851684
+    assert run.images_per_sec_stderr == pytest.approx(10.897247358851684 / 2.0)
+    # median 20, |rate - 20| = 0, 20, 10, 0 -> median 5
+    assert run.jitter == pytest.approx(1.4826 * 5.0)
+    assert run.total_images_per_sec == pytest.approx(40 / 2.25)
     across = stats.across_runs([10.0, 12.0, 14.0])
     assert across == {"mean": 12.0, "std": 2.0, "min": 10.0, "max": 14.0, "runs": 3}
 
 
-class ScriptedStep:
-    """A step whose durations come from a script, on a fake clock."""
+class FakeClock:
+    """Time that advances only by scripted step durations."""
 
     def __init__(self, durations):
-        self.now, self.durations, self.calls = 0.0, list(durations), 0
+        self.now, self.durations = 0.0, list(durations)
 
-    def clock(self):
+    def __call__(self):
         return self.now
 
-    def train_loop(self, inputs, num_steps):
+    def step(self):
         self.now += self.durations.pop(0)
-        self.calls += 1
-        return tf.constant(0.0), tf.constant(0, tf.int64)
 
 
 def test_warmup_never_enters_the_statistics():
     warmup, timed = [100.0, 100.0, 100.0], [0.5, 0.25, 1.0, 0.5]
-    step = ScriptedStep(warmup + timed)
-    run, warmup_s = runner.run_once(step, None, num_warmup=3, num_batches=4, images_per_step=10,
-                                    clock=step.clock, log=lambda _: None, log_every=3)
-    assert step.calls == 7 and run.num_steps == 4
-    assert run.step_times == timed
-    assert warmup_s == 300.0
+    clock = FakeClock(warmup + timed)
+    timer = StepTimer(num_warmup=3, images_per_step=10, clock=clock)
+    for i in range(7):  # the loop's events for 7 one-step blocks
+        timer.on_block_start(i, 1)
+        clock.step()
+        timer.on_block_stop(i + 1)
+    run = timer.run_stats()
+    assert run.num_steps == 4 and run.step_times == timed
+    assert timer.warmup_s() == 300.0
     assert run.total_images_per_sec == pytest.approx(40 / 2.25)
 
 
@@ -54,7 +59,6 @@ def test_real_benchmark_counts_steps_and_runs(tmp_path):
     assert result.ran["steps_run"] == 1 + 2 * (2 + 3)  # compile step + (warm-up + timed) × runs
     assert result.ran["replicas"] == 2 and result.ran["strategy"] == "MirroredStrategy"
     assert result.images_per_sec["runs"] == 2 and result.images_per_sec["mean"] > 0
-    assert result.ran["precision"] in ("float32", "mixed_bfloat16")
     assert result.ran["jit_compile"] is False  # 'auto' on CPU
     assert 0 < result.mfu < 1
 
@@ -64,14 +68,14 @@ def test_real_benchmark_counts_steps_and_runs(tmp_path):
     ("replicated", "gpu", "MirroredStrategy"),
 ])
 def test_variable_update_maps_to_strategy(update, device, expected):
-    strategy = distribute.from_variable_update(update, 2, device)
+    strategy = vu.strategy_for(update, 2, device)
     assert type(strategy).__name__ == expected and strategy.num_replicas_in_sync == 2
 
 
 def test_replicated_all_reduce_choices():
     for spec, cls in (("hierarchical_copy", "HierarchicalCopyAllReduce"),
                       ("reduction_to_one_device", "ReductionToOneDevice")):
-        strategy = distribute.from_variable_update("replicated", 2, all_reduce=spec)
+        strategy = vu.strategy_for("replicated", 2, all_reduce=spec)
         assert type(strategy.extended._cross_device_ops).__name__ == cls
 
 
@@ -83,12 +87,11 @@ def test_real_data_mode_reads_imagenet_records(digit_records):
 
 
 def test_suite_report_renders(tmp_path):
-    from mlbench import config as gin_config
-    gin_config.parse(["benchmarks/cpu_tiny.gin"],
-                     ["benchmark_suite.num_batches = 2", "benchmark_suite.num_runs = 1",
-                      "benchmark_suite.num_warmup_batches = 1",
-                      "benchmark_suite.device_counts = [1, 2, 4]"])
-    results, paths = suite.run_suite(output_dir=str(tmp_path), verbose=False)
+    results, paths = suite.run_named(
+        "cpu_tiny", ["benchmark_suite.num_batches = 2", "benchmark_suite.num_runs = 1",
+                     "benchmark_suite.num_warmup_batches = 1",
+                     "benchmark_suite.device_counts = [1, 2, 4]"],
+        output_dir=str(tmp_path), verbose=False)
     assert sorted((r.model, r.num_devices) for r in results) == [
         ("alexnet_tiny", 1), ("alexnet_tiny", 2), ("resnet_tiny", 1), ("resnet_tiny", 2)]
     text = open(paths["markdown"]).read()
@@ -109,7 +112,25 @@ def test_suite_report_renders(tmp_path):
 def test_bad_benchmark_input_is_refused_before_building(monkeypatch, kwargs, needle):
     def fail(*args, **kw):
         raise AssertionError("a model was built before validation")
-    monkeypatch.setattr(runner, "build_step", fail)
+    monkeypatch.setattr(bench, "build", fail)
     with pytest.raises(ValueError) as err:
         mlbench.benchmark(**kwargs)
     assert needle in str(err.value)
+
+
+def test_forward_only_is_a_mode_of_the_same_step():
+    result = mlbench.benchmark("resnet_tiny", batch_size=8, forward_only=True,
+                               num_warmup_batches=1, num_batches=2, num_runs=1, verbose=False)
+    assert result.ran["forward_only"] is True
+    assert result.ran["steps_run"] == 1 + 1 + 2
+    assert result.runs[0].num_steps == 2
+
+
+def test_xla_refusal_in_benchmark_mode_falls_back_and_is_recorded(monkeypatch):
+    """The benchmark enters compiled code only through TrainStep.run, so its fallback holds."""
+    from conftest import host_op_model
+    host_op_model(monkeypatch, image=True)
+    result = mlbench.benchmark("host_cnn", batch_size=4, jit_compile=True, num_classes=10,
+                               num_warmup_batches=1, num_batches=2, num_runs=1, verbose=False)
+    assert result.ran["jit_compile"] is False
+    assert result.runs[0].num_steps == 2

@@ -2,8 +2,10 @@
 import gin
 import tensorflow as tf
 
-from mlbench.benchmark import report
-from mlbench.benchmark.bench import benchmark
+from mlbench import config as gin_config
+from mlbench.bench import report
+from mlbench.bench.bench import benchmark
+from mlbench.distribute import strategies
 
 
 def visible_devices():
@@ -31,6 +33,7 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
       (results, paths of the written report files or None).
     """
     results, skipped = [], []
+    strategies.split_cpu(max(device_counts))  # before TF starts: rows need the devices
     available = visible_devices()
     for kind in data_kinds:
         for n in device_counts:
@@ -57,3 +60,10 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
         paths = report.write(output_dir, name, results, list(models), list(device_counts),
                              list(data_kinds), settings, reference, sorted(set(skipped)))
     return results, paths
+
+
+def run_named(name, gin_bindings=(), **overrides):
+    """Runs the suite `gin/benchmarks/<name>.gin` (bindings on top, `overrides` last)."""
+    with gin_config.isolated():
+        gin_config.parse([f"benchmarks/{name}.gin"], gin_bindings, skip_unknown=("mlperf",))
+        return run_suite(**overrides)

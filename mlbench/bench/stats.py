@@ -1,0 +1,54 @@
+"""tf_cnn_benchmarks' statistics on per-step times, computed exactly as it computes them.
+
+`benchmark_cnn.get_perf_timing`: images/sec = batch ÷ mean(step time) (not the
+mean of per-step rates), uncertainty = np.std(rates) (ddof 0) ÷ √n, jitter =
+1.4826 · median absolute deviation of the rates. Total images/sec = images of
+the timed steps ÷ their wall time (host gaps included), as its final line.
+Across runs: mean, std, min and max of the per-run total images/sec.
+"""
+import dataclasses
+import statistics
+from typing import List
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class RunStats:
+    images_per_sec_mean: float
+    images_per_sec_stderr: float
+    jitter: float
+    total_images_per_sec: float
+    num_steps: int
+    step_times: List[float]
+
+    def line(self):
+        return (f"images/sec: {self.images_per_sec_mean:.1f} +/- {self.images_per_sec_stderr:.1f} "
+                f"(jitter = {self.jitter:.1f})")
+
+
+def perf_timing(images_per_step, step_times):
+    """(speed mean, uncertainty, jitter): tf_cnn_benchmarks' `get_perf_timing`."""
+    times = np.array(step_times, dtype=np.float64)
+    speeds = images_per_step / times
+    mean = images_per_step / np.mean(times)
+    uncertainty = np.std(speeds) / np.sqrt(float(len(speeds)))
+    jitter = 1.4826 * np.median(np.abs(speeds - np.median(speeds)))
+    return float(mean), float(uncertainty), float(jitter)
+
+
+def run_stats(step_times, images_per_step, wall_time=None):
+    """Statistics of one run from its timed steps' durations (seconds)."""
+    if not step_times:
+        raise ValueError("no timed steps: `num_batches` must be >= 1.")
+    mean, uncertainty, jitter = perf_timing(images_per_step, step_times)
+    wall = wall_time if wall_time is not None else sum(step_times)
+    return RunStats(mean, uncertainty, jitter, images_per_step * len(step_times) / wall,
+                    len(step_times), list(step_times))
+
+
+def across_runs(totals):
+    """Mean, std, min and max of the per-run total images/sec."""
+    return {"mean": statistics.fmean(totals),
+            "std": statistics.stdev(totals) if len(totals) > 1 else 0.0,
+            "min": min(totals), "max": max(totals), "runs": len(totals)}

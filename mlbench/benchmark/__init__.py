@@ -1,1 +1,0 @@
-"""Benchmark mode: tf_cnn_benchmarks' method on the TF2 stack (timing, statistics, reports)."""

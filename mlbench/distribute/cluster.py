@@ -1,0 +1,84 @@
+"""Cluster membership from TF_CONFIG: parse and validate it, build it, find the chief.
+
+One TF_CONFIG builder (`tf_config`) serves `mlbench launch` and the
+`--worker_hosts/--ps_hosts` flags alike.
+"""
+import json
+import os
+import socket
+
+
+def parse_tf_config(environ=None):
+    """Parses and validates TF_CONFIG; returns None when it is unset.
+
+    Raises:
+      ValueError: malformed JSON, missing cluster/task, or a task index out of range.
+    """
+    raw = (environ if environ is not None else os.environ).get("TF_CONFIG")
+    if not raw:
+        return None
+    try:
+        config = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"TF_CONFIG is not valid JSON ({e}): {raw!r}") from e
+    cluster, task = config.get("cluster"), config.get("task")
+    if not isinstance(cluster, dict) or not isinstance(task, dict):
+        raise ValueError(f"TF_CONFIG must have 'cluster' and 'task' objects: {raw!r}")
+    jobs = cluster.get(task.get("type"))
+    if jobs is None:
+        raise ValueError(f"TF_CONFIG task type {task.get('type')!r} is not a job in "
+                         f"cluster {sorted(cluster)}.")
+    index = task.get("index", 0)
+    if not isinstance(index, int) or not 0 <= index < len(jobs):
+        raise ValueError(f"TF_CONFIG task index ({index!r}) is out of range for "
+                         f"{len(jobs)} {task['type']} host(s).")
+    return config
+
+
+def num_workers(config):
+    """Training processes in the cluster (chief + workers)."""
+    return len(config["cluster"].get("chief", [])) + len(config["cluster"].get("worker", []))
+
+
+def has_ps(config):
+    return bool(config and config["cluster"].get("ps"))
+
+
+def is_chief(environ=None):
+    """True for the process that writes checkpoints, logs and results (TF_CONFIG's chief,
+    else worker 0, else a single process)."""
+    config = parse_tf_config(environ)
+    if not config:
+        return True
+    task = config["task"]
+    if "chief" in config["cluster"]:
+        return task["type"] == "chief"
+    return task["type"] == "worker" and task.get("index", 0) == 0
+
+
+def tf_config(cluster, job, index):
+    """TF_CONFIG (JSON) for task `job`/`index` of `cluster` ({job: [host:port, ...]})."""
+    return json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
+
+
+def tf_config_from_hosts(worker_hosts, task_index, ps_hosts=(), job_name="worker"):
+    """TF_CONFIG for this process from host lists, validated like a given TF_CONFIG."""
+    cluster = {"worker": list(worker_hosts)}
+    if ps_hosts:
+        cluster["ps"] = list(ps_hosts)
+    raw = tf_config(cluster, job_name, task_index)
+    parse_tf_config({"TF_CONFIG": raw})
+    _check_own_port(cluster[job_name][task_index])
+    return raw
+
+
+def _check_own_port(address):
+    """This task's port must be free when it is on this machine."""
+    host, _, port = address.rpartition(":")
+    if host not in ("127.0.0.1", "localhost", socket.gethostname()):
+        return
+    with socket.socket() as s:
+        try:
+            s.bind((host, int(port)))
+        except OSError as e:
+            raise ValueError(f"port {port} of this task ({address}) is in use: {e}.") from e

@@ -1,0 +1,129 @@
+"""`build(plan) -> Parts`: the one builder behind `train`, `benchmark` and `mlperf`.
+
+Model and optimizer under the strategy's scope and the precision policy, the
+task, the compiled `TrainStep`, the checkpoint (restored from `model_dir` when
+the plan resumes), and the input pipelines, adapted to the model's input.
+"""
+import dataclasses
+from typing import Any, Callable, Optional
+
+import tensorflow as tf
+import tf_keras as keras
+
+from mlbench import models, optimizers
+from mlbench import precision as precision_lib
+from mlbench.plan import latest_checkpoint
+from mlbench.training import task as task_lib
+from mlbench.training.step import TrainStep
+
+
+@dataclasses.dataclass
+class Parts:
+    """What a run is made of.
+
+    Attributes:
+      model / optimizer / task / step: the tf_keras model, its (loss-scaled) optimizer,
+        one replica's maths, and the compiled step.
+      checkpoint: a tf.train.Checkpoint of model and optimizer.
+      train_inputs: a distributed iterator, or per-replica values on the devices.
+      make_eval: builds the distributed eval dataset; None when the data has no eval set.
+      resumed_from: the checkpoint restored from `model_dir`, or None for a fresh start.
+      resumed_from_step: the step that checkpoint holds (None for a fresh start).
+    """
+    model: Any
+    optimizer: Any
+    task: Any
+    step: TrainStep
+    checkpoint: Any
+    train_inputs: Any
+    make_eval: Optional[Callable[[], Any]]
+    resumed_from: Optional[str]
+    resumed_from_step: Optional[int]
+
+
+def build(plan, log=None):
+    """Builds every part of `plan`; restores `model_dir`'s latest checkpoint if resuming."""
+    keras.utils.set_random_seed(plan.seed)
+    model, optimizer = _model_and_optimizer(plan)
+    task = task_lib.for_model(plan.model_info.kind, plan.source.num_classes,
+                              plan.label_smoothing)
+    step = TrainStep(plan.strategy, model, optimizer, task, plan.global_batch_size,
+                     plan.microbatches, plan.jit_compile, plan.mode, log)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
+    resumed_from = _restore(checkpoint, plan)
+    if not resumed_from and plan.init_checkpoint:
+        _warm_start(model, plan.init_checkpoint)
+    done = int(optimizer.iterations.numpy())
+    make_eval = (lambda: eval_inputs(plan)) if plan.has_eval else None
+    return Parts(model, optimizer, task, step, checkpoint, train_inputs(plan, done), make_eval,
+                 resumed_from, done if resumed_from else None)
+
+
+def _model_and_optimizer(plan):
+    with plan.strategy.scope():
+        with precision_lib.policy_scope(plan.precision):
+            model = models.get(plan.model, num_classes=max(plan.source.num_classes, 1),
+                               **plan.model_options)
+        optimizer = optimizers.from_hyperparameters(plan.optimizer_hparams)
+        optimizer = precision_lib.wrap_optimizer(optimizer, plan.precision)
+    return model, optimizer
+
+
+def _restore(checkpoint, plan):
+    """Resumes from the latest checkpoint in `model_dir`; its path, or None."""
+    latest = latest_checkpoint(plan.model_dir) if plan.resume else None
+    if latest:
+        checkpoint.restore(latest)
+    return latest
+
+
+def _warm_start(model, path):
+    """Model weights only: Model Garden pretrainer items (encoder, masked_lm) or mlbench's."""
+    items = getattr(model, "checkpoint_items", None) or {"model": model}
+    if not tf.io.gfile.exists(path + ".index"):
+        raise ValueError(f"`init_checkpoint` ({path!r}) has no {path + '.index'}.")
+    tf.train.Checkpoint(**items).read(path).expect_partial()
+
+
+def adapt_images(input_shape):
+    """A map function resizing images and matching channels to `input_shape`.
+
+    Bundled 8×8 or 28×28 grey digits feed 32×32 RGB models this way, as
+    tf_cnn_benchmarks resized ImageNet to each model's size.
+    """
+    height, width, channels = input_shape
+
+    def adapt(images, labels):
+        if images.shape[1:3] != (height, width):
+            images = tf.image.resize(images, (height, width))
+        have = images.shape[-1]
+        if have != channels:
+            images = (tf.repeat(images, channels, axis=-1) if have == 1
+                      else tf.reduce_mean(images, axis=-1, keepdims=True))
+        return images, labels
+    return adapt
+
+
+def _adapted(dataset, plan):
+    if plan.source.kind != "image" or tuple(plan.source.input_shape) == tuple(plan.input_shape):
+        return dataset
+    return dataset.map(adapt_images(plan.input_shape), num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def train_inputs(plan, done_steps=0):
+    """Synthetic data: per-replica values on the devices; otherwise a distributed iterator.
+
+    On resume the pipeline skips the batches already consumed, so N + N steps
+    see the same data as 2N straight steps.
+    """
+    if plan.source.on_device:
+        return plan.source.distribute(plan.strategy, plan.per_replica_batch, plan.seed)
+    dataset = plan.strategy.distribute_datasets_from_function(
+        lambda ctx: _adapted(plan.source.train_dataset(ctx, plan.per_replica_batch, plan.seed,
+                                                       skip_batches=done_steps), plan))
+    return iter(dataset)
+
+
+def eval_inputs(plan):
+    return plan.strategy.distribute_datasets_from_function(
+        lambda ctx: _adapted(plan.source.eval_dataset(ctx, plan.per_replica_batch), plan))

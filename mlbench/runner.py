@@ -1,0 +1,119 @@
+"""`run(plan, hooks) -> TrainResult`: a resolved plan's parts driven by the Loop.
+
+The path every training run takes after `mlbench.plan.resolve` (`train`,
+`mlbench mlperf`): build the parts, say if it resumed, run the loop, record
+what ran (read from the step after it ran) and write result.json.
+"""
+import logging
+import os
+import tempfile
+
+import tensorflow as tf
+
+from mlbench import config as gin_config
+from mlbench.distribute import cluster
+from mlbench.parts import build
+from mlbench.results import TrainResult
+from mlbench.training.loop import Hooks, Loop, LoopConfig
+from mlbench.training.warmup import make_warmup
+
+
+def writable_model_dir(model_dir):
+    """The chief's model_dir (created); other workers get a private temporary one.
+
+    Under MultiWorkerMirroredStrategy every worker must take part in saving
+    (the save is collective), so non-chief workers save too, but only to
+    throw-away directories (TF's recommended pattern).
+    """
+    if not model_dir:
+        return None
+    if not cluster.is_chief():
+        return tempfile.mkdtemp(prefix="mlbench_worker_")
+    os.makedirs(model_dir, exist_ok=True)
+    return model_dir
+
+
+def run(plan, hooks=None):
+    """Runs a resolved plan to its TrainResult (the `train` path after `resolve`)."""
+    log = print if plan.verbose else None
+    model_dir = writable_model_dir(plan.model_dir)
+    parts = build(plan, log=log or logging.getLogger("mlbench").info)
+    if parts.resumed_from and log:
+        log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
+    loop = Loop(_loop_config(plan, parts, model_dir, log), parts.step, parts.train_inputs,
+                parts.make_eval, parts.checkpoint, hooks or Hooks())
+    gin_config.write(model_dir)
+    write_hparams(model_dir, plan)
+    loop.hooks.on_configured(configured_info(plan))
+    outcome = loop.run()
+    gin_config.write_operative(model_dir)
+    ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
+               optimizer=plan.optimizer_hparams)
+    return _result(outcome, parts, plan, ran, model_dir)
+
+
+def _loop_config(plan, parts, model_dir, log):
+    config = LoopConfig(train_steps=plan.train_steps, steps_per_loop=plan.steps_per_loop,
+                        eval_every=plan.eval_every, eval_offset=plan.eval_offset,
+                        target=plan.target, checkpoint_every=plan.checkpoint_every,
+                        model_dir=model_dir, examples_per_step=plan.global_batch_size,
+                        log=log, trace_dir=plan.trace_dir)
+    if plan.warmup:
+        config.warmup = make_warmup(plan.strategy, parts.step, parts.train_inputs,
+                                    parts.make_eval, plan.per_replica_batch)
+    return config
+
+
+def write_hparams(model_dir, plan):
+    """The run's hyperparameters for TensorBoard's hparams plugin (in `train/`)."""
+    if not model_dir:
+        return
+    from tensorboard.plugins.hparams import api as hparams_api
+    values = dict(model=plan.model, global_batch_size=plan.global_batch_size,
+                  microbatches=plan.microbatches, precision=plan.precision,
+                  jit_compile=plan.jit_compile, optimizer=plan.optimizer,
+                  learning_rate=float(plan.optimizer_hparams["learning_rate"]),
+                  train_steps=plan.train_steps, seed=plan.seed, replicas=plan.replicas,
+                  strategy=type(plan.strategy).__name__)
+    with tf.summary.create_file_writer(os.path.join(model_dir, "train")).as_default():
+        hparams_api.hparams(values)
+
+
+def configured_info(plan):
+    """What hooks (the MLPerf logger) learn before the run starts."""
+    return dict(global_batch_size=plan.global_batch_size,
+                gradient_accumulation_steps=plan.microbatches, train_steps=plan.train_steps,
+                num_train_examples=plan.source.num_train_examples,
+                num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
+                optimizer=plan.optimizer_hparams, model=plan.model, target=plan.target,
+                label_smoothing=plan.label_smoothing)
+
+
+def _result(outcome, parts, plan, ran, model_dir):
+    ttq, note = outcome.time_to_quality_s, None
+    if parts.resumed_from and ttq is not None:
+        ttq, note = None, (f"resumed from step {parts.resumed_from_step}: the clock of a "
+                           "resumed run is not a time to quality")
+    result = TrainResult(
+        model=parts.model, optimizer=parts.optimizer, final_metrics=outcome.final_metrics,
+        reached_target=outcome.reached_target, time_to_quality_s=ttq,
+        time_to_quality_note=note, resumed_from_step=parts.resumed_from_step,
+        steps=outcome.steps, examples_per_second=outcome.examples_per_second,
+        history=outcome.history, config=plan.arguments, ran=ran, model_dir=model_dir,
+        compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
+        run_seconds=outcome.run_seconds)
+    if model_dir:
+        result.to_json(os.path.join(model_dir, "result.json"))
+    if plan.verbose:
+        print(format_summary(result))
+    return result
+
+
+def format_summary(result):
+    ttq = (f"{result.time_to_quality_s:.1f}s" if result.time_to_quality_s is not None
+           else result.time_to_quality_note or "not reached")
+    eps = result.examples_per_second
+    return (f"RESULT reached_target={result.reached_target} time_to_quality={ttq} "
+            f"steps={result.steps} examples/sec={eps if eps is None else round(eps, 1)} "
+            f"metrics={ {k: round(v, 4) for k, v in result.final_metrics.items()} } "
+            f"ran={ {k: v for k, v in result.ran.items() if k != 'optimizer'} }")

@@ -1,0 +1,1 @@
+"""Task (one replica's maths), step (compiled, distributed), loop (cadence), warm-up."""

@@ -1,0 +1,193 @@
+"""The run plan: one resolve → build → loop path, checks before work, no import cycles."""
+import ast
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import mlbench
+from mlbench import plan as plan_lib
+from mlbench.distribute import strategies
+from conftest import REPO, host_op_model
+
+PACKAGE = os.path.join(REPO, "mlbench")
+ENTRY_POINTS = {"mlbench", "mlbench.api", "mlbench.cli", "mlbench.__main__", "mlbench.launch",
+                "mlbench.mlperf.run", "mlbench.bench.bench", "mlbench.bench.suite"}
+
+
+def module_imports():
+    """{module: set of mlbench modules it imports (anywhere in the file)}."""
+    graph = {}
+    for root, _, files in os.walk(PACKAGE):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(root, name)
+            module = os.path.relpath(path, REPO)[:-3].replace(os.sep, ".")
+            module = module[:-len(".__init__")] if module.endswith(".__init__") else module
+            graph[module] = _imports(ast.parse(open(path).read()), module)
+    return graph
+
+
+def _imports(tree, module):
+    """Modules named by import statements: `from pkg import mod` counts as `pkg.mod` when
+    `mod` is a module (a package's own __init__ runs for any submodule, and is not counted)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("mlbench")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mlbench"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                is_module = os.path.exists(os.path.join(REPO, *sub.split("."))) or \
+                    os.path.exists(os.path.join(REPO, *sub.split(".")) + ".py")
+                found.add(sub if is_module else node.module)
+    return found
+
+
+def test_no_library_module_imports_an_entry_point():
+    graph = module_imports()
+    offenders = {m: sorted(deps & ENTRY_POINTS) for m, deps in graph.items()
+                 if m not in ENTRY_POINTS and deps & ENTRY_POINTS}
+    assert not offenders
+
+
+def test_import_graph_has_no_cycle():
+    graph = module_imports()
+    edges = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    edges.pop("mlbench")  # the public surface imports entry points; nothing imports it back
+    state = {}
+
+    def visit(node, path):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "active", "import cycle: " + " -> ".join(path + [node])
+        state[node] = "active"
+        for dep in edges.get(node, ()):
+            visit(dep, path + [node])
+        state[node] = "done"
+    for module in edges:
+        visit(module, [])
+
+
+def test_synthetic_data_trains_without_evals():
+    result = mlbench.train(model="resnet_tiny", data="synthetic", global_batch_size=16,
+                           train_steps=3, verbose=False)
+    assert isinstance(result, mlbench.TrainResult)
+    assert result.steps == 3 and result.final_metrics == {}
+    assert not any("metrics" in h for h in result.history)
+
+
+def test_target_with_synthetic_data_is_refused_before_training(tmp_path):
+    with pytest.raises(ValueError, match="`target` .* needs an eval set"):
+        mlbench.train(model="resnet_tiny", data="synthetic", global_batch_size=16,
+                      train_steps=3, target={"top1": 0.5}, model_dir=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("environ,expected", [
+    ({}, "local"),
+    ({"TF_CONFIG": '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}'},
+     "local"),
+    ({"TF_CONFIG": '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", '
+                   '"index": 1}}'}, "multi_worker_mirrored"),
+    ({"TF_CONFIG": '{"cluster": {"chief": ["c:0"], "worker": ["a:1"], "ps": ["p:3"]}, '
+                   '"task": {"type": "chief", "index": 0}}'}, "parameter_server"),
+])
+def test_auto_strategy_honours_tf_config(environ, expected):
+    assert strategies.auto_name(environ) == expected
+
+
+def test_small_digits_adapt_to_a_32x32_rgb_model():
+    """8×8×1 digits feed vgg_tiny (32×32×3): resized and channels repeated, as the page did."""
+    result = mlbench.train(model="vgg_tiny", data="digits", global_batch_size=32,
+                           train_steps=2, precision="float32", verbose=False)
+    assert result.model.input_shape == (None, 32, 32, 3)
+    assert 0.0 <= result.final_metrics["top1"] <= 1.0
+
+
+def test_adapted_images_are_resized_and_repeated():
+    from mlbench.parts import adapt_images
+    images = tf.concat([tf.fill((1, 8, 8, 1), 0.25), tf.fill((1, 8, 8, 1), 0.75)], 0)
+    out, labels = adapt_images((32, 32, 3))(images, tf.constant([1, 2]))
+    assert out.shape == (2, 32, 32, 3) and list(labels.numpy()) == [1, 2]
+    np.testing.assert_allclose(out[0], 0.25, atol=1e-6)  # each image keeps its own values
+    np.testing.assert_allclose(out[1], 0.75, atol=1e-6)
+    rgb = tf.random.stateless_uniform((1, 32, 32, 3), seed=[1, 2])
+    grey, _ = adapt_images((32, 32, 1))(rgb, tf.constant([0]))
+    np.testing.assert_allclose(grey[..., 0], tf.reduce_mean(rgb, -1), atol=1e-6)
+
+
+def test_eval_on_two_devices_counts_every_example():
+    """359 held-out digits split unevenly over 2 replicas: the top-1 is over all of them."""
+    result = mlbench.train(model="simple_cnn", data="digits", strategy="mirrored",
+                           num_devices=2, global_batch_size=16, train_steps=3,
+                           precision="float32", model_options={"image_size": 8}, verbose=False)
+    source = mlbench.data.get("digits")
+    images, labels = source.eval
+    predicted = np.argmax(result.model.predict(images, batch_size=64, verbose=0), -1)
+    assert len(labels) == 359
+    assert result.final_metrics["top1"] == pytest.approx(np.mean(predicted == labels))
+
+
+def test_data_of_another_kind_is_refused_naming_both_shapes():
+    with pytest.raises(ValueError, match=r"'digits', image examples of shape \(8, 8, 1\).*"
+                                         r"'bert_tiny'"):
+        mlbench.train(model="bert_tiny", data="digits", global_batch_size=8, train_steps=1)
+
+
+def test_more_devices_than_tf_started_with_says_what_to_do():
+    with pytest.raises(ValueError, match=r"split_cpu\(3\)"):
+        mlbench.train(model="mlp", data="digits", strategy="mirrored", num_devices=3,
+                      global_batch_size=6, train_steps=1)
+
+
+def test_notebook_on_a_cpu_only_machine_gets_logical_devices(tmp_path):
+    """A fresh process (TF not started): num_devices=2 splits the CPU."""
+    code = ("import mlbench\n"
+            "from mlbench.data.bundled import digits\n"
+            "r = mlbench.train(model='simple_cnn', data='digits', strategy='mirrored', "
+            "num_devices=2, global_batch_size=16, train_steps=2, precision='float32', "
+            "model_options={'image_size': 8}, verbose=False)\n"
+            "print('RAN', r.ran['strategy'], r.ran['replicas'], r.steps)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "RAN MirroredStrategy 2 2" in out.stdout
+
+
+def test_warmed_up_run_falls_back_from_xla_and_records_it(vectors, monkeypatch):
+    """Warm-up enters compiled code through TrainStep.run too (as MLPerf runs do)."""
+    host_op_model(monkeypatch)
+    result = mlbench.train(model="host_mlp", data=vectors, global_batch_size=32, train_steps=2,
+                           jit_compile=True, precision="float32", warmup=True, verbose=False)
+    assert result.ran["jit_compile"] is False and result.steps == 2
+
+
+def test_resolve_builds_nothing_and_writes_nothing(tmp_path):
+    before = len(tf.compat.v1.get_default_graph().get_operations())
+    plan = plan_lib.resolve(plan_lib.train_arguments(
+        dict(model="simple_cnn", data="mnist", global_batch_size=64, train_epochs=2,
+             eval_every_epochs=1, model_dir=str(tmp_path / "run")),
+        mlbench.api.defaults(mlbench.train)))
+    assert plan.train_steps == 125 and plan.eval_every == 62  # 62.5 steps per epoch
+    assert plan.precision in ("float32", "mixed_bfloat16") and plan.replicas == 1
+    assert not (tmp_path / "run").exists()
+    assert len(tf.compat.v1.get_default_graph().get_operations()) == before
+
+
+def test_users_own_gin_config_survives_train():
+    import gin
+
+    @gin.configurable("notebook_thing")
+    def thing(value=1):
+        return value
+    gin.parse_config("notebook_thing.value = 7")
+    mlbench.train(model="simple_cnn", data="digits", global_batch_size=8, train_steps=1,
+                  model_options={"image_size": 8}, gin_bindings=["train.precision = 'float32'"],
+                  verbose=False)
+    assert thing() == 7
+    gin.clear_config()
