@@ -11,11 +11,24 @@ import tempfile
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench.distribute import cluster
+from mlbench.data.tfrecords import locate_corruption
+from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
 from mlbench.training.loop import Hooks, Loop, LoopConfig
 from mlbench.training.warmup import make_warmup
+
+
+class WorkerLostError(RuntimeError):
+    """Another worker stopped answering (died, froze or lost its network)."""
+
+    def __init__(self, error):
+        first = (error.message or str(error)).strip().splitlines()[0]
+        super().__init__(
+            f"training stopped: another worker stopped answering ({type(error).__name__}: "
+            f"{first}). Collectives wait at most the collective timeout of "
+            f"{strategies.collective_timeout_s():g} s (MLBENCH_COLLECTIVE_TIMEOUT_S), and "
+            "TensorFlow's coordination service reports workers that miss heartbeats.")
 
 
 def writable_model_dir(model_dir):
@@ -45,7 +58,15 @@ def run(plan, hooks=None):
     gin_config.write(model_dir)
     write_hparams(model_dir, plan)
     loop.hooks.on_configured(configured_info(plan))
-    outcome = loop.run()
+    try:
+        outcome = loop.run()
+    except tf.errors.DataLossError as e:
+        raise locate_corruption(plan.source, e) from e
+    except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
+            tf.errors.CancelledError) as e:
+        if plan.replicas == len(plan.strategy.extended.worker_devices):
+            raise  # one process: not a lost peer
+        raise WorkerLostError(e) from e
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
                optimizer=plan.optimizer_hparams)

@@ -156,3 +156,10 @@ def test_wheel_carries_the_gin_files_and_finds_them_from_anywhere(wheel, tmp_pat
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == str(site / "mlbench" / "gin" / "mlperf" / "cpu" /
                                      "resnet_digits.gin")
+
+
+def test_diverged_run_exits_1_and_says_so(tmp_path):
+    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--learning_rate=1e30",
+                  "--precision=float32", "--noverbose", f"--model_dir={tmp_path / 'run'}")
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "diverged" in out.stderr and "not finite" in out.stderr

@@ -182,14 +182,21 @@ def _image_size(info, source):
 
 def _result(plan, settings, runs, compile_s, ran, forward_only):
     across = stats.across_runs([r.total_images_per_sec for r in runs])
-    flops, mfu, peak, source = None, None, None, "no FLOPs figure for this model"
-    if plan.model_info.gflops is not None:
-        flops = models.flops(plan.model) * (1 if forward_only else TRAINING_FLOPS_FACTOR)
-        peak, how = bench_peak.peak_flops(plan.precision, plan.replicas)
-        mfu, source = bench_peak.utilisation(flops * across["mean"], peak, how)
+    flops, mfu, peak, source = _utilisation(plan, across["mean"], forward_only)
     return BenchmarkResult(model=plan.model, batch_size=settings["batch_size"],
                            num_devices=plan.replicas, data=plan.arguments["data"],
                            variable_update=settings["variable_update"], runs=runs,
                            images_per_sec=across, compile_s=compile_s, ran=ran,
                            flops_per_example=flops, mfu=mfu, peak_flops=peak,
                            peak_source=source, environment=environment.environment())
+
+
+def _utilisation(plan, images_per_sec, forward_only):
+    """(FLOPs per example, MFU, peak FLOP/s, how the peak was obtained)."""
+    try:
+        flops = models.flops(plan.model) * (1 if forward_only else TRAINING_FLOPS_FACTOR)
+    except ValueError as e:  # no FLOPs figure for this model (BERT)
+        return None, None, None, str(e)
+    peak, how = bench_peak.peak_flops(plan.precision, plan.replicas)
+    mfu, how = bench_peak.utilisation(flops * images_per_sec, peak, how)
+    return flops, mfu, peak, how

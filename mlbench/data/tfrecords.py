@@ -65,3 +65,23 @@ def _check_file(path, required_features, first_only, validate):
                          f"({e.message.splitlines()[0]}).") from e
     if count == 0:
         raise ValueError(f"{path}: holds no records.")
+
+
+class CorruptDataError(RuntimeError):
+    """A corrupt or truncated TFRecord met while training; names the file."""
+
+
+def locate_corruption(source, error):
+    """The CorruptDataError for a DataLossError that tf.data raised mid-run.
+
+    tf.data's message says "corrupted record at <offset>" without the file, so
+    the source's files are read again, fully, to find and name the one at fault.
+    """
+    files = tuple(getattr(source, "train_files", ())) + tuple(getattr(source, "eval_files", ()))
+    for path in files:
+        try:
+            _check_file(path, (), first_only=False, validate=None)
+        except ValueError as found:
+            return CorruptDataError(f"training stopped: {found}")
+    return CorruptDataError(f"training stopped: corrupt data in {source.name!r} "
+                            f"({error.message.splitlines()[0]}); no single file could be named.")

@@ -144,7 +144,7 @@ class Loop:
         run_start = time.perf_counter()
         try:
             step = self._train(state, timing, run_start)
-        except DivergenceError:
+        except Exception:  # divergence, corrupt data, a lost worker: the run is aborted
             self.hooks.on_run_stop(False)
             raise
         self.hooks.on_run_stop(state["reached"])

@@ -183,3 +183,22 @@ def test_bad_data_is_named(coded_records, tmp_path, case):
     with pytest.raises(ValueError) as err:
         coded_source(data_dir)
     assert needle in str(err.value)
+
+
+def test_corrupt_shard_met_mid_run_is_named_and_nothing_is_written(digit_records, tmp_path):
+    """The start-up check reads only first records ('first'); the truncation is met while
+    training: the error names the file and no checkpoint or result is written."""
+    import shutil
+    from mlbench.data.tfrecords import CorruptDataError
+    data = tmp_path / "data"
+    shutil.copytree(digit_records, data)
+    shard = data / "train-00001-of-00002"
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    run_dir = tmp_path / "run"
+    with pytest.raises(CorruptDataError, match="train-00001-of-00002: corrupt or truncated"):
+        mlbench.train(model="resnet_tiny", data="imagenet", data_dir=str(data),
+                      data_options={"num_classes": 10, "verify": "first"},
+                      global_batch_size=16, train_steps=200, steps_per_loop=10,
+                      model_dir=str(run_dir), verbose=False)
+    assert not (run_dir / "result.json").exists()
+    assert not (run_dir / "checkpoints").exists()

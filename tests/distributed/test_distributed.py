@@ -57,6 +57,19 @@ def test_killed_worker_stops_the_launch_and_is_named(tmp_path):
     assert elapsed < 120
 
 
+def test_stopped_worker_makes_the_other_fail_within_the_collective_timeout(tmp_path):
+    """SIGSTOP (not kill): the peer is alive but silent; the collective timeout ends the wait."""
+    start = time.monotonic()
+    out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
+                 "multi_worker_mirrored", "100000",
+                 env={**ENV, "STOP_AFTER_S": "12", "MLBENCH_COLLECTIVE_TIMEOUT_S": "10"})
+    elapsed = time.monotonic() - start
+    assert out.returncode != 0
+    assert "worker 0 failed" in out.stderr
+    assert "collective timeout of 10 s" in out.stdout
+    assert elapsed < 12 + 10 + 60  # stop, the timeout, start-up and shutdown slack
+
+
 @pytest.mark.parametrize("strategy", ["central_storage", "mirrored"])
 def test_two_device_strategies_equal_one_device(vectors, strategy):
     def run(name, devices):

@@ -21,9 +21,19 @@ def die_later(seconds):
     threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
 
 
+def stop_later(seconds):
+    """Worker 1 freezes itself with SIGSTOP mid-run: alive, but never answers again."""
+    import signal
+    import threading
+    threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGSTOP)).start()
+
+
 def main(out_dir, strategy, steps):
-    if os.environ.get("DIE_AFTER_S") and '"index": 1' in os.environ.get("TF_CONFIG", ""):
+    second_worker = '"index": 1' in os.environ.get("TF_CONFIG", "")
+    if os.environ.get("DIE_AFTER_S") and second_worker:
         die_later(float(os.environ["DIE_AFTER_S"]))
+    if os.environ.get("STOP_AFTER_S") and second_worker:
+        stop_later(float(os.environ["STOP_AFTER_S"]))
     rng = np.random.RandomState(0)
     x = rng.normal(size=(40, 16)).astype(np.float32)
     y = x[:, :4].argmax(1).astype(np.int32)

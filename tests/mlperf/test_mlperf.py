@@ -154,3 +154,13 @@ def test_missing_data_fails_before_init(tmp_path):
         run.run_many(["mlperf/resnet50_imagenet.gin"],
                      [f"train.data_dir = '{tmp_path / 'imagenet'}'"], output_dir=str(tmp_path))
     assert not os.path.exists(tmp_path / "run_0")
+
+
+def test_diverged_run_is_logged_aborted_and_raises(tmp_path, digit_records):
+    from mlbench.training.loop import DivergenceError
+    with pytest.raises(DivergenceError):
+        run.run_many(["mlperf/cpu/resnet_digits.gin"],
+                     [f"train.data_dir = '{digit_records}'", "train.learning_rate = 1e30",
+                      "train.precision = 'float32'"], runs=1, output_dir=str(tmp_path))
+    events = log_lines(tmp_path / "run_0" / "mlperf.log")
+    assert events[-1]["key"] == "run_stop" and events[-1]["metadata"]["status"] == "aborted"
