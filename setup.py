@@ -53,6 +53,7 @@ setup(
         "importlib_resources",
         "gin-config",
         "absl-py",
+        "tqdm",
         "mlperf-logging~=4.1",
         "scikit-learn",
         "mlxtend",

@@ -16,6 +16,7 @@ from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
 from mlbench.training.loop import Hooks, Loop, LoopConfig
+from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
 
 
@@ -48,18 +49,34 @@ def writable_model_dir(model_dir):
 
 def run(plan, hooks=None):
     """Runs a resolved plan to its TrainResult (the `train` path after `resolve`)."""
-    log = print if plan.verbose else None
+    progress = Progress(plan.train_steps, plan.global_batch_size) if plan.verbose else None
+    log = progress.write if progress else None
     model_dir = writable_model_dir(plan.model_dir)
     parts = build(plan, log=log or logging.getLogger("mlbench").info)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
-    loop = Loop(_loop_config(plan, parts, model_dir, log), parts.step, parts.train_inputs,
-                parts.make_eval, parts.checkpoint, hooks or Hooks())
+    config = _loop_config(plan, parts, model_dir, log)
+    config.progress = progress
+    loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
+                hooks or Hooks())
     gin_config.write(model_dir)
     write_hparams(model_dir, plan)
     loop.hooks.on_configured(configured_info(plan))
     try:
-        outcome = loop.run()
+        outcome = _run_loop(loop, plan)
+    finally:
+        if progress:
+            progress.close()
+    gin_config.write_operative(model_dir)
+    ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
+               optimizer=plan.optimizer_hparams)
+    return _result(outcome, parts, plan, ran, model_dir)
+
+
+def _run_loop(loop, plan):
+    """The loop's outcome; TF errors that name no cause become errors that do."""
+    try:
+        return loop.run()
     except tf.errors.DataLossError as e:
         raise locate_corruption(plan.source, e) from e
     except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
@@ -67,10 +84,6 @@ def run(plan, hooks=None):
         if plan.replicas == len(plan.strategy.extended.worker_devices):
             raise  # one process: not a lost peer
         raise WorkerLostError(e) from e
-    gin_config.write_operative(model_dir)
-    ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
-               optimizer=plan.optimizer_hparams)
-    return _result(outcome, parts, plan, ran, model_dir)
 
 
 def _loop_config(plan, parts, model_dir, log):

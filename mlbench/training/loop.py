@@ -42,7 +42,8 @@ class LoopConfig:
       checkpoint_every: save every this many steps (0 = at evals and the end).
       model_dir: where checkpoints and summaries go (None = nowhere).
       examples_per_step: the global batch size.
-      log: receives one progress line per loop (None = silent).
+      log: receives messages (evals) (None = silent).
+      progress: receives step updates (`mlbench.training.progress.Progress`; None = silent).
       warmup: compiles and warms up on synthetic data, then restores the initial
         state; it runs before `on_run_start` so compile time stays out of the run.
       trace_dir: a TensorBoard profile of the second block of steps goes here.
@@ -56,6 +57,7 @@ class LoopConfig:
     model_dir: Optional[str] = None
     examples_per_step: int = 1
     log: Optional[Callable[[str], None]] = print
+    progress: Optional[object] = None
     warmup: Optional[Callable[[], None]] = None
     trace_dir: Optional[str] = None
 
@@ -229,12 +231,8 @@ class Loop:
                 tf.summary.scalar("loss_scale", float(self.step.optimizer.loss_scale))
 
     def _progress(self, step, loss, lr, eps):
-        c = self.config
-        if not c.log:
-            return
-        eta = ((c.train_steps - step) * c.examples_per_step / eps) if eps else float("nan")
-        c.log(f"step {step}/{c.train_steps}  loss {loss:.4f}  lr {lr:.4g}  "
-              f"examples/sec {eps or float('nan'):.1f}  ETA {eta:.0f}s")
+        if self.config.progress is not None:
+            self.config.progress.step(step, loss, lr, eps)
 
     def _evaluate(self, step, record):
         self.hooks.on_eval_start(step)

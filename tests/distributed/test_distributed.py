@@ -47,6 +47,17 @@ def test_two_workers_match_each_other_and_one_process(tmp_path):
     assert json.loads((multi / "run" / "result.json").read_text())["ran"]["replicas"] == 2
 
 
+def test_launch_with_auto_strategy_trains_one_multi_worker_job(tmp_path):
+    """`mlbench launch -- train ...` with strategy 'auto': TF_CONFIG → MultiWorkerMirrored."""
+    out = launch("--num_workers=2", "--", "train", "--model=simple_cnn", "--data=digits",
+                 "--global_batch_size=32", "--train_steps=4", "--precision=float32",
+                 "--model_options=image_size=8", "--noverbose", f"--model_dir={tmp_path}")
+    assert out.returncode == 0, out.stdout[-3000:]
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
+    assert saved["ran"]["replicas"] == 2 and saved["steps"] == 4
+
+
 def test_killed_worker_stops_the_launch_and_is_named(tmp_path):
     start = time.monotonic()
     out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),

@@ -102,3 +102,26 @@ def test_divergence_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path):
     if latest:  # every checkpoint left behind is finite
         assert all(np.isfinite(v).all() for v in checkpoint_values(latest))
         assert int(latest.rsplit("-", 1)[1]) < err.value.step
+
+
+def test_progress_bar_in_terminals_lines_elsewhere(capsys):
+    from mlbench.training.progress import Progress
+    lines = Progress(total_steps=10, examples_per_step=32, bar=False)
+    lines.step(5, 0.5, 0.1, 320.0)
+    lines.write("eval at step 5: top1 0.5")
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["step 5/10  loss 0.5000  lr 0.1  examples/sec 320.0  ETA 0s",
+                   "eval at step 5: top1 0.5"]
+    bar = Progress(total_steps=10, examples_per_step=32, bar=True)
+    bar.step(5, 0.5, 0.1, 320.0)
+    assert bar.bar.n == 5 and bar.bar.total == 10
+    bar.close()
+
+
+def test_verbose_false_prints_nothing(capsys, vectors, monkeypatch):
+    from conftest import host_op_model
+    host_op_model(monkeypatch)  # an XLA refusal: its message stays quiet too
+    mlbench.train(model="host_mlp", data=vectors, global_batch_size=32, train_steps=3,
+                  jit_compile=True, eval_every=1, steps_per_loop=1, verbose=False)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "XLA" not in captured.err

@@ -1,0 +1,49 @@
+"""Progress display: a bar (tqdm) in terminals and notebooks, one line per loop elsewhere.
+
+Logs and CI get plain lines (a bar's carriage returns would garble them); a
+terminal or a Jupyter kernel gets a bar with loss, examples/sec and ETA.
+"""
+import sys
+
+
+def interactive(stream=None):
+    stream = stream or sys.stdout
+    return "ipykernel" in sys.modules or (hasattr(stream, "isatty") and stream.isatty())
+
+
+class Progress:
+    """Step updates and messages of one run.
+
+    Args:
+      total_steps: the run's length in steps.
+      examples_per_step: the global batch (for the ETA of plain lines).
+      bar: draw a bar (default: when the output is a terminal or a notebook).
+    """
+
+    def __init__(self, total_steps, examples_per_step, bar=None):
+        self.total_steps, self.examples_per_step = total_steps, examples_per_step
+        self.bar = None
+        if interactive() if bar is None else bar:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=total_steps, unit="step", dynamic_ncols=True, leave=True)
+
+    def step(self, step, loss, lr, examples_per_second):
+        if self.bar is not None:
+            self.bar.update(step - self.bar.n)
+            self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}",
+                                 examples_per_sec=f"{examples_per_second or 0:.1f}")
+            return
+        eps = examples_per_second
+        eta = ((self.total_steps - step) * self.examples_per_step / eps) if eps else float("nan")
+        print(f"step {step}/{self.total_steps}  loss {loss:.4f}  lr {lr:.4g}  "
+              f"examples/sec {eps or float('nan'):.1f}  ETA {eta:.0f}s", flush=True)
+
+    def write(self, text):
+        if self.bar is not None:
+            self.bar.write(text)
+        else:
+            print(text, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
