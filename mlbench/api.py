@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
+from mlbench.distribute import cluster
 from mlbench.results import TrainResult
 from mlbench.runner import run
 from mlbench.training.loop import Hooks
@@ -37,6 +38,8 @@ def _keyword_entry_point(run):
 
 
 def _run_train(explicit):
+    if cluster.server_role():  # a ps or worker task of a parameter-server cluster
+        cluster.serve()  # serves until the launcher (or the scheduler) stops it
     gin_files = explicit.pop("gin_files", ())
     gin_bindings = explicit.pop("gin_bindings", ())
     with gin_config.isolated():

@@ -17,27 +17,31 @@ from mlbench.distribute.cluster import tf_config
 MLBENCH_COMMANDS = ("train", "benchmark", "mlperf")
 
 
-def free_ports(n):
-    """n distinct free TCP ports on 127.0.0.1 (bound then released)."""
-    sockets, ports = [], []
+def reserve_ports(n):
+    """n distinct free TCP ports on 127.0.0.1, held until the launch ends.
+
+    Each port stays bound here with SO_REUSEPORT (never listening, so it takes
+    no connections): gRPC servers bind with SO_REUSEPORT too, so the tasks can
+    bind them, while no other program can take them between choosing and binding.
+    """
+    sockets = []
     for _ in range(n):
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind(("0.0.0.0", 0))  # TF's gRPC servers bind the wildcard address
         sockets.append(s)
-        ports.append(s.getsockname()[1])
-    for s in sockets:
-        s.close()
-    return ports
+    return [s.getsockname()[1] for s in sockets], sockets
 
 
-def cluster_spec(num_workers, num_ps=0, ports=None):
-    """{'worker': [...], 'ps': [...]} on 127.0.0.1; with ps hosts, worker 0 acts as chief."""
-    ports = ports or free_ports(num_workers + num_ps)
+def cluster_spec(num_workers, num_ps, ports):
+    """{'worker': [...]} on 127.0.0.1; with ps hosts {'chief', 'worker', 'ps'}: the chief
+    coordinates and `num_workers` workers compute."""
     hosts = [f"127.0.0.1:{p}" for p in ports]
-    cluster = {"worker": hosts[:num_workers]}
-    if num_ps:
-        cluster = {"chief": hosts[:1], "worker": hosts[1:num_workers], "ps": hosts[num_workers:]}
-    return cluster
+    if not num_ps:
+        return {"worker": hosts[:num_workers]}
+    return {"chief": hosts[:1], "worker": hosts[1:1 + num_workers],
+            "ps": hosts[1 + num_workers:1 + num_workers + num_ps]}
 
 
 def tasks(cluster):
@@ -65,9 +69,12 @@ def launch(args, num_workers, num_ps=0, timeout_s=None, out=sys.stdout):
         raise ValueError(f"`num_workers` ({num_workers}) must be >= 1.")
     if num_ps < 0:
         raise ValueError(f"`num_ps` ({num_ps}) must be >= 0.")
-    cmd, cluster = command_line(args), cluster_spec(num_workers, num_ps)
+    cmd = command_line(args)
+    ports, held = reserve_ports(num_workers + num_ps + (1 if num_ps else 0))
+    cluster = cluster_spec(num_workers, num_ps, ports)
     procs, threads = {}, []
-    for job, index in tasks(cluster):
+
+    def start(job, index):
         env = {**os.environ, "TF_CONFIG": tf_config(cluster, job, index)}
         name = f"{job} {index}"
         procs[name] = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
@@ -75,19 +82,62 @@ def launch(args, num_workers, num_ps=0, timeout_s=None, out=sys.stdout):
         threads.append(threading.Thread(target=_stream, args=(procs[name], name, out),
                                         daemon=True))
         threads[-1].start()
-    code, failed = _wait(procs, timeout_s)
+    for job, index in tasks(cluster):
+        start(job, index)
+    restart = (lambda name: start(*_task_of(name))) if num_ps else None
+    try:
+        code, failed = _wait(procs, timeout_s, decisive=["chief 0"] if num_ps else None,
+                             restart=restart)
+    finally:
+        for sock in held:
+            sock.close()
     for t in threads:
         t.join(timeout=5)
     return code, failed
 
 
-def _wait(procs, timeout_s):
-    """Waits for all; on the first failure (or the timeout) stops the rest."""
+def _task_of(name):
+    job, index = name.split()
+    return job, int(index)
+
+
+MAX_RESTARTS = 3  # per worker task, as a cluster manager would restart a lost pod
+
+
+def ps_grace_s():
+    """How long the chief may take to fail after its ps died."""
+    return float(os.environ.get("MLBENCH_COLLECTIVE_TIMEOUT_S", "300"))
+
+
+def _wait(procs, timeout_s, decisive=None, restart=None):
+    """Waits for the decisive tasks; on the first failure (or the timeout) stops the rest.
+
+    Without parameter servers every worker is decisive: one failing stops all (the
+    others would block in a collective). With them only the chief is: ps and worker
+    tasks serve until stopped; a worker that dies is restarted at its address
+    (`restart`, up to MAX_RESTARTS times, as Kubernetes or SLURM would), while the
+    chief's coordinator reschedules its steps on the others.
+    """
     deadline = time.monotonic() + timeout_s if timeout_s else None
-    # parameter servers never exit on their own: the run ends when the others do
-    active = {n: p for n, p in procs.items() if not n.startswith("ps")}
+    active = {n: p for n, p in procs.items() if n in (decisive or procs) and
+              not n.startswith("ps")}
+    restarts, lost_ps = {}, []
     while True:
-        for name, proc in procs.items():
+        for name, proc in list(procs.items()):
+            rc = proc.poll()
+            if rc not in (None, 0) and name not in active and procs[name] is proc:
+                if not _lost(name, rc, restarts, restart, procs):
+                    lost_ps.append((name, time.monotonic() + ps_grace_s()))
+        if lost_ps and time.monotonic() > lost_ps[0][1] and any(
+                p.poll() is None for p in active.values()):
+            # TF waits for a ps it has not reached yet (tasks start in any order), so a
+            # chief that lost its ps before connecting would wait forever.
+            print(f"mlbench launch: {lost_ps[0][0]} died and the chief did not stop within "
+                  f"{ps_grace_s():g} s (MLBENCH_COLLECTIVE_TIMEOUT_S); stopped everything.",
+                  file=sys.stderr, flush=True)
+            _stop(procs)
+            return 1, lost_ps[0][0]
+        for name, proc in active.items():
             rc = proc.poll()
             if rc not in (None, 0):
                 _stop(procs)
@@ -99,6 +149,21 @@ def _wait(procs, timeout_s):
             _stop(procs)
             return 124, "timeout"
         time.sleep(0.2)
+
+
+def _lost(name, rc, restarts, restart, procs):
+    """A non-decisive task exited: restart a worker (bounded; True), or report it (False)."""
+    if name.startswith("worker") and restart and restarts.get(name, 0) < MAX_RESTARTS:
+        restarts[name] = restarts.get(name, 0) + 1
+        print(f"mlbench launch: {name} exited ({rc}); restarting it "
+              f"({restarts[name]}/{MAX_RESTARTS}); the chief reschedules its steps",
+              file=sys.stderr, flush=True)
+        restart(name)
+        return True
+    print(f"mlbench launch: {name} exited ({rc}); the chief will stop with an error",
+          file=sys.stderr, flush=True)
+    procs.pop(name)
+    return False
 
 
 def _stop(procs):

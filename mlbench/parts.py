@@ -12,6 +12,7 @@ import tf_keras as keras
 
 from mlbench import models, optimizers
 from mlbench import precision as precision_lib
+from mlbench.distribute import strategies
 from mlbench.plan import latest_checkpoint
 from mlbench.training import task as task_lib
 from mlbench.training.step import TrainStep
@@ -44,19 +45,29 @@ class Parts:
 def build(plan, log=None):
     """Builds every part of `plan`; restores `model_dir`'s latest checkpoint if resuming."""
     keras.utils.set_random_seed(plan.seed)
+    coordinator = _coordinator(plan)
     model, optimizer = _model_and_optimizer(plan)
     task = task_lib.for_model(plan.model_info.kind, plan.source.num_classes,
                               plan.label_smoothing)
     step = TrainStep(plan.strategy, model, optimizer, task, plan.global_batch_size,
-                     plan.microbatches, plan.jit_compile, plan.mode, log)
+                     plan.microbatches, plan.jit_compile, plan.mode, log, coordinator)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     resumed_from = _restore(checkpoint, plan)
     if not resumed_from and plan.init_checkpoint:
         _warm_start(model, plan.init_checkpoint)
     done = int(optimizer.iterations.numpy())
-    make_eval = (lambda: eval_inputs(plan)) if plan.has_eval else None
-    return Parts(model, optimizer, task, step, checkpoint, train_inputs(plan, done), make_eval,
-                 resumed_from, done if resumed_from else None)
+    make_eval = (lambda: eval_inputs(plan, coordinator)) if plan.has_eval else None
+    return Parts(model, optimizer, task, step, checkpoint,
+                 train_inputs(plan, done, coordinator), make_eval, resumed_from,
+                 done if resumed_from else None)
+
+
+def _coordinator(plan):
+    """TF's ClusterCoordinator when the plan trains with parameter servers (this process
+    is the chief: it schedules steps on the workers; see TrainStep.run)."""
+    if not strategies.is_parameter_server(plan.strategy):
+        return None
+    return tf.distribute.coordinator.ClusterCoordinator(plan.strategy)
 
 
 def _model_and_optimizer(plan):
@@ -110,20 +121,35 @@ def _adapted(dataset, plan):
     return dataset.map(adapt_images(plan.input_shape), num_parallel_calls=tf.data.AUTOTUNE)
 
 
-def train_inputs(plan, done_steps=0):
-    """Synthetic data: per-replica values on the devices; otherwise a distributed iterator.
+def _train_dataset_fn(plan, done_steps):
+    def dataset_fn(ctx):
+        if plan.source.on_device:  # parameter servers: the synthetic batch, made per worker
+            batch = plan.source.replica_batch(plan.per_replica_batch, plan.seed)
+            return tf.data.Dataset.from_tensors(batch).repeat()
+        return _adapted(plan.source.train_dataset(ctx, plan.per_replica_batch, plan.seed,
+                                                  skip_batches=done_steps), plan)
+    return dataset_fn
+
+
+def train_inputs(plan, done_steps=0, coordinator=None):
+    """Synthetic data: per-replica values on the devices; otherwise a distributed iterator
+    (with parameter servers: a per-worker iterator, each worker reading its own shard).
 
     On resume the pipeline skips the batches already consumed, so N + N steps
     see the same data as 2N straight steps.
     """
+    dataset_fn = _train_dataset_fn(plan, done_steps)
+    if coordinator is not None:
+        return iter(coordinator.create_per_worker_dataset(
+            lambda: plan.strategy.distribute_datasets_from_function(dataset_fn)))
     if plan.source.on_device:
         return plan.source.distribute(plan.strategy, plan.per_replica_batch, plan.seed)
-    dataset = plan.strategy.distribute_datasets_from_function(
-        lambda ctx: _adapted(plan.source.train_dataset(ctx, plan.per_replica_batch, plan.seed,
-                                                       skip_batches=done_steps), plan))
-    return iter(dataset)
+    return iter(plan.strategy.distribute_datasets_from_function(dataset_fn))
 
 
-def eval_inputs(plan):
+def eval_inputs(plan, coordinator=None):
+    """The eval set; with parameter servers a plain dataset the chief evaluates itself."""
+    if coordinator is not None:
+        return _adapted(plan.source.eval_dataset(None, plan.per_replica_batch), plan)
     return plan.strategy.distribute_datasets_from_function(
         lambda ctx: _adapted(plan.source.eval_dataset(ctx, plan.per_replica_batch), plan))

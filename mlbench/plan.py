@@ -155,7 +155,23 @@ def _check_scalars(a):
     if not isinstance(a["checkpoint_every"], int) or a["checkpoint_every"] < 0:
         raise ValueError(f"`checkpoint_every` ({a['checkpoint_every']!r}) must be an integer >= 0.")
     _check_lengths(a)
+    _check_cluster(a)
     check_model_dir(a["model_dir"], a["resume"])
+
+
+def _check_cluster(a):
+    """ps tasks in TF_CONFIG need a strategy that uses them, and the reverse."""
+    config = cluster.parse_tf_config()
+    uses_ps = a["strategy"] in ("auto", "parameter_server")
+    if cluster.has_ps(config):
+        cluster.check_parameter_server_cluster(config)
+    if cluster.has_ps(config) and not uses_ps:
+        raise ValueError(f"`strategy` ({a['strategy']!r}) cannot use the ps tasks in "
+                         f"TF_CONFIG ({config['cluster']['ps']}); use 'parameter_server' "
+                         "(or 'auto'), or launch without --num_ps.")
+    if cluster.has_ps(config) and a["warmup"]:
+        raise ValueError("`warmup` (True) is not supported with parameter servers "
+                         "(the warm-up runs on the chief's own devices).")
 
 
 def check_positive_int(name, value):

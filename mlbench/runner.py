@@ -6,6 +6,7 @@ what ran (read from the step after it ran) and write result.json.
 """
 import logging
 import os
+import re
 import tempfile
 
 import tensorflow as tf
@@ -30,6 +31,19 @@ class WorkerLostError(RuntimeError):
             f"{first}). Collectives wait at most the collective timeout of "
             f"{strategies.collective_timeout_s():g} s (MLBENCH_COLLECTIVE_TIMEOUT_S), and "
             "TensorFlow's coordination service reports workers that miss heartbeats.")
+
+
+class ParameterServerLostError(RuntimeError):
+    """A parameter server stopped answering: its variables are gone, the run cannot go on."""
+
+    def __init__(self, error):
+        text = error.message or str(error)
+        tasks = sorted(set(re.findall(r"/job:ps/replica:\d+/task:(\d+)", text)), key=int)
+        named = ", ".join(f"ps {t}" for t in tasks) or "a parameter server"
+        super().__init__(
+            f"training stopped: {named} stopped answering ({type(error).__name__}); the "
+            "variables it held are lost. Start the job again: the chief resumes from its "
+            "last checkpoint in model_dir.")
 
 
 def writable_model_dir(model_dir):
@@ -81,6 +95,8 @@ def _run_loop(loop, plan):
         raise locate_corruption(plan.source, e) from e
     except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
             tf.errors.CancelledError) as e:
+        if strategies.is_parameter_server(plan.strategy):
+            raise ParameterServerLostError(e) from e  # lost workers are rescheduled by TF
         if plan.replicas == len(plan.strategy.extended.worker_devices):
             raise  # one process: not a lost peer
         raise WorkerLostError(e) from e

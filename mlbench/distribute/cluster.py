@@ -56,6 +56,43 @@ def is_chief(environ=None):
     return task["type"] == "worker" and task.get("index", 0) == 0
 
 
+def server_role(environ=None):
+    """'ps' or 'worker' when this process serves a parameter-server cluster, else None.
+
+    In parameter-server training only the chief runs the program (it is the
+    coordinator); ps and worker tasks start a TF server and serve until stopped.
+    """
+    config = parse_tf_config(environ)
+    if not has_ps(config):
+        return None
+    task = config["task"]["type"]
+    return task if task in ("ps", "worker") else None
+
+
+def check_parameter_server_cluster(config):
+    """A parameter-server cluster needs a chief, at least one worker and one ps."""
+    cluster = config["cluster"]
+    if not cluster.get("chief"):
+        raise ValueError(f"TF_CONFIG has ps tasks but no chief (cluster {sorted(cluster)}): "
+                         "parameter-server training needs a chief to coordinate.")
+    if not cluster.get("worker"):
+        raise ValueError(f"TF_CONFIG has ps tasks but no worker (cluster {sorted(cluster)}): "
+                         "parameter-server training needs at least one worker.")
+
+
+def serve(environ=None):
+    """Starts this ps/worker task's TF server and serves until the process is stopped."""
+    import tensorflow as tf
+    config = parse_tf_config(environ)
+    check_parameter_server_cluster(config)
+    task = config["task"]
+    server = tf.distribute.Server(tf.train.ClusterSpec(config["cluster"]),
+                                  job_name=task["type"], task_index=task.get("index", 0),
+                                  protocol="grpc", start=True)
+    print(f"{task['type']} {task.get('index', 0)}: serving", flush=True)
+    server.join()
+
+
 def tf_config(cluster, job, index):
     """TF_CONFIG (JSON) for task `job`/`index` of `cluster` ({job: [host:port, ...]})."""
     return json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})

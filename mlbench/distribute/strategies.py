@@ -142,13 +142,18 @@ def _multi_worker_mirrored(all_reduce):
 
 
 def _parameter_server():
+    """ParameterServerStrategy over TF_CONFIG's cluster (this process: the chief)."""
     config = cluster.parse_tf_config()
     if not cluster.has_ps(config):
         raise ValueError("`strategy` 'parameter_server' needs ps hosts in TF_CONFIG "
                          "(cluster.ps); none were given.")
-    raise ValueError("`strategy` 'parameter_server' across hosts is not supported yet "
-                     "(no ClusterCoordinator loop; issue 13). On one host, "
-                     "'central_storage' keeps the variables on the CPU.")
+    cluster.check_parameter_server_cluster(config)
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    return tf.distribute.experimental.ParameterServerStrategy(resolver)
+
+
+def is_parameter_server(strategy):
+    return isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy)
 
 
 def _tpu():
@@ -165,5 +170,6 @@ def describe(strategy):
     """A short record of what ran: strategy class and replica count."""
     name = type(strategy).__name__
     # TF's class behind MultiWorkerMirroredStrategy is CollectiveAllReduceStrategy.
-    name = {"CollectiveAllReduceStrategy": "MultiWorkerMirroredStrategy"}.get(name, name)
+    name = {"CollectiveAllReduceStrategy": "MultiWorkerMirroredStrategy",
+            "ParameterServerStrategyV2": "ParameterServerStrategy"}.get(name, name)
     return {"strategy": name, "replicas": strategy.num_replicas_in_sync}

@@ -36,24 +36,29 @@ class TrainStep:
       jit_compile: compile the per-replica computation with XLA.
       mode: 'train' or 'forward'.
       log: where the XLA fallback message goes (a `logging` call by default).
+      coordinator: a ClusterCoordinator (parameter servers): steps are scheduled on the
+        workers one step per closure, so a closure re-run on another worker after a
+        worker failure repeats at most that one step, and the step count stays exact.
     """
 
     def __init__(self, strategy, model, optimizer, task, global_batch_size,
-                 num_microbatches=1, jit_compile=False, mode="train", log=None):
+                 num_microbatches=1, jit_compile=False, mode="train", log=None,
+                 coordinator=None):
         if mode not in ("train", "forward"):
             raise ValueError(f"`mode` ({mode!r}) must be 'train' or 'forward'.")
         self.strategy, self.model, self.optimizer, self.task = strategy, model, optimizer, task
         self.global_batch_size = global_batch_size
         self.num_microbatches = num_microbatches
         self.loss_scaled = uses_loss_scale(optimizer) if optimizer is not None else False
-        self.mode = mode
+        self.mode, self.coordinator = mode, coordinator
         self.log = log or logging.getLogger("mlbench").warning
         self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
         self._compile(jit_compile)
         # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
         # function read replica 0's variables from replica 1 (TF 2.20), and
         # eval time is outside every timed window anyway.
-        self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
+        eval_fn = self._eval_step if coordinator is None else self._replica_eval_fn
+        self.eval_step = tf.function(eval_fn, reduce_retracing=True)
 
     def _compile(self, jit_compile):
         """The one place that decides compilation (style rule 5)."""
@@ -103,6 +108,8 @@ class TrainStep:
         on the first call, before any update is applied. `jit_compile` then
         records what really ran.
         """
+        if self.coordinator is not None:
+            return self._run_scheduled(inputs, num_steps)
         count = tf.constant(num_steps, tf.int32)
         try:
             result = self._loop(inputs, count)
@@ -116,6 +123,17 @@ class TrainStep:
             result = self._loop(inputs, count)
         self.steps_run += int(num_steps)
         return result
+
+    def _run_scheduled(self, inputs, num_steps):
+        """Parameter servers: `num_steps` one-step closures on the workers, then join."""
+        one = tf.constant(1, tf.int32)
+        values = [self.coordinator.schedule(self._loop, args=(inputs, one))
+                  for _ in range(num_steps)]
+        self.coordinator.join()
+        results = [v.fetch() for v in values]
+        self.steps_run += int(num_steps)
+        loss = sum(float(r[0]) for r in results) / num_steps
+        return tf.constant(loss), tf.constant(sum(int(r[1]) for r in results), tf.int64)
 
     def _replica_step(self, batch):
         if self.mode == "forward":
@@ -164,7 +182,11 @@ class TrainStep:
             lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), per_replica)
 
     def evaluate(self, distributed_dataset):
-        """Sums the task's eval counts over a distributed dataset; returns its metrics."""
+        """Sums the task's eval counts over a distributed dataset; returns its metrics.
+
+        With parameter servers the chief evaluates a plain dataset itself (TF's
+        inline evaluation), reading the variables from the parameter servers.
+        """
         totals = None
         for batch in distributed_dataset:
             sums = self.eval_step(batch)
