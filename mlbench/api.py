@@ -38,13 +38,14 @@ def _keyword_entry_point(run):
 
 
 def _run_train(explicit):
-    if cluster.server_role():  # a ps or worker task of a parameter-server cluster
-        cluster.serve()  # serves until the launcher (or the scheduler) stops it
     gin_files = explicit.pop("gin_files", ())
     gin_bindings = explicit.pop("gin_bindings", ())
     with gin_config.isolated():
         gin_config.parse(gin_files, gin_bindings, skip_unknown=OTHER_ROOTS)
         arguments = plan_lib.train_arguments(explicit, defaults(train))
+        cluster.configure(arguments["cluster"])
+        if cluster.server_role():  # a ps or worker task of a parameter-server cluster
+            cluster.serve()  # serves until the launcher (or the scheduler) stops it
         plan = plan_lib.resolve(arguments)
         return run(plan, arguments["hooks"])
 
@@ -61,6 +62,7 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           global_batch_size: Optional[int] = None, precision: str = "auto",
           jit_compile: Union[bool, str] = "auto", gradient_accumulation_steps: int = 1,
           strategy: Any = "auto", num_devices: Optional[int] = None, all_reduce: str = "auto",
+          cluster: str = "tf_config",
           train_steps: Optional[int] = None, train_epochs: Optional[float] = None,
           eval_every: Optional[int] = None, eval_every_epochs: Optional[float] = None,
           steps_per_loop: int = 100, target: Optional[Dict[str, float]] = None,
@@ -93,6 +95,10 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
       num_devices: devices for 'auto'/'mirrored'/'central_storage'; on a CPU-only machine
         the CPU is split into this many logical devices if TensorFlow has not started yet.
       all_reduce: 'auto' | 'nccl' | 'hierarchical_copy' | 'reduction_to_one_device'.
+      cluster: where the cluster comes from: 'tf_config' (TF_CONFIG, as `mlbench launch`
+        and Kubeflow TFJobs set it) or 'slurm' (an `srun` step, through TensorFlow's
+        SlurmClusterResolver). With ps tasks, ps and worker processes serve and the chief
+        trains with parameter servers.
       train_steps / train_epochs: length of the run (give exactly one).
       eval_every / eval_every_epochs: eval cadence in steps or epochs (default: at the end).
         Data without an eval set (synthetic) is never evaluated.

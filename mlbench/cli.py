@@ -266,13 +266,25 @@ def _launch_flags(parser):
                         help="local parameter-server processes.")
     parser.add_argument("--launch_timeout_s", type=float, default=0,
                         help="stop everything after this many seconds (0 = never).")
+    parser.add_argument("--emit", choices=("tfjob",),
+                        help="print a Kubeflow TFJob manifest for this command instead of "
+                             "running it (Kubernetes; the operator sets TF_CONFIG).")
+    parser.add_argument("--image", default="mlbench:latest", help="--emit: container image.")
+    parser.add_argument("--tfjob_name", default="mlbench", help="--emit: the TFJob's name.")
     parser.add_argument("rest", nargs=argparse.REMAINDER,
                         help="-- then the command each task runs (train|benchmark|mlperf ...).")
 
 
 def _run_launch(args):
-    from mlbench.launch import launch
+    from mlbench.launch import command_line, launch
     rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    if args.emit:
+        from mlbench.distribute import tfjob
+        command = ["python", "-m", "mlbench", *rest] if rest[:1] and rest[0] in (
+            "train", "benchmark", "mlperf") else command_line(rest)
+        print(tfjob.to_yaml(tfjob.manifest(command, args.num_workers, args.num_ps,
+                                           args.image, args.tfjob_name)), end="")
+        return EXIT_OK
     code, failed = launch(rest, args.num_workers, args.num_ps, args.launch_timeout_s or None)
     if failed:
         what = ("did not reach its target" if code == EXIT_TARGET else
@@ -281,19 +293,21 @@ def _run_launch(args):
     return code
 
 
-def _cluster_flags(parser):
+def _host_flags(parser):
     """tf_cnn_benchmarks' cluster flags: build TF_CONFIG for this process."""
     parser.add_argument("--worker_hosts", help="host:port,... of every worker.")
     parser.add_argument("--ps_hosts", help="host:port,... of every parameter server.")
+    parser.add_argument("--controller_host",
+                        help="host:port of the chief (with --ps_hosts: the coordinator).")
     parser.add_argument("--task_index", type=int, default=0, help="this task's index.")
     parser.add_argument("--job_name", default="worker", help="worker | ps | chief.")
 
 
 COMMANDS = {
     "train": ("train a model (every mlbench.train argument is a flag; gin underneath)",
-              lambda p: (_gin_flags(p), _train_flags(p), _cluster_flags(p)), _run_train),
+              lambda p: (_gin_flags(p), _train_flags(p), _host_flags(p)), _run_train),
     "benchmark": ("images/sec the tf_cnn_benchmarks way, one model or a suite",
-                  lambda p: (_benchmark_flags(p), _cluster_flags(p)), _run_benchmark),
+                  lambda p: (_benchmark_flags(p), _host_flags(p)), _run_benchmark),
     "mlperf": ("MLPerf time-to-quality runs, compliance-checked logs and the olympic score",
                _mlperf_flags, _run_mlperf),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
@@ -323,7 +337,8 @@ def _tf_config_from_flags(args):
     from mlbench.distribute.cluster import tf_config_from_hosts
     ps = args.ps_hosts.split(",") if args.ps_hosts else ()
     os.environ["TF_CONFIG"] = tf_config_from_hosts(args.worker_hosts.split(","),
-                                                   args.task_index, ps, args.job_name)
+                                                   args.task_index, ps, args.job_name,
+                                                   args.controller_host)
 
 
 def main(argv=None):
@@ -332,7 +347,7 @@ def main(argv=None):
     try:
         _tf_config_from_flags(args)
         handler = args.handler
-        for name in ("worker_hosts", "ps_hosts", "task_index", "job_name"):
+        for name in ("worker_hosts", "ps_hosts", "task_index", "job_name", "controller_host"):
             vars(args).pop(name, None)
         return handler(args)
     except (ValueError, TypeError) as e:

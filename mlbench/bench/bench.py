@@ -18,7 +18,7 @@ from mlbench.bench import defaults, environment, stats, variable_update as vu
 from mlbench.bench import peak as bench_peak
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
-from mlbench.distribute import strategies
+from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.training.loop import Loop, LoopConfig
 
@@ -44,7 +44,9 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
       num_devices: GPUs, else logical CPU devices (tf_cnn_benchmarks' --num_gpus; the CPU
         is split when TensorFlow has not started yet).
       variable_update: parameter_server | replicated | distributed_replicated
-        (default: the model's on the DGX-1 page).
+        (default: the model's on the DGX-1 page). parameter_server with ps tasks in
+        TF_CONFIG times steps scheduled by TF's ClusterCoordinator on the workers; ps and
+        worker processes serve. On one host it is CentralStorageStrategy.
       local_parameter_device: 'cpu' | 'gpu' for parameter_server.
       all_reduce: 'auto' | 'nccl' | 'hierarchical_copy' | 'reduction_to_one_device'.
       data: 'synthetic' (on-device tensors) or 'real' (ImageNet TFRecords in `data_dir`).
@@ -60,6 +62,8 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
     Returns:
       BenchmarkResult.
     """
+    if cluster.server_role():  # a ps or worker task of a parameter-server cluster
+        cluster.serve()
     plan, settings = plan_benchmark(
         model, batch_size, num_devices, variable_update, local_parameter_device, all_reduce,
         data, data_dir, precision, jit_compile, optimizer, num_warmup_batches, num_batches,

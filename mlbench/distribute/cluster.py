@@ -93,16 +93,66 @@ def serve(environ=None):
     server.join()
 
 
+CLUSTERS = ("tf_config", "slurm")
+
+
+def configure(kind, environ=None):
+    """Makes TF_CONFIG describe this process's cluster, from `kind`'s source.
+
+    'tf_config': as given (Kubeflow's training operator writes it for TFJobs).
+    'slurm': TensorFlow's own SlurmClusterResolver reads the SLURM_* variables of an
+    `srun` step; the result is written to TF_CONFIG so every part of mlbench reads one
+    format. MLBENCH_SLURM_PORT_BASE (default 8888) is the first port on each node;
+    MLBENCH_SLURM_JOBS (JSON, e.g. {"chief": 1, "worker": 2, "ps": 1}) splits the tasks
+    into jobs (default: all workers).
+    """
+    environ = os.environ if environ is None else environ
+    if kind not in CLUSTERS:
+        raise ValueError(f"`cluster` ({kind!r}) must be one of {list(CLUSTERS)}.")
+    if kind == "slurm":
+        environ["TF_CONFIG"] = tf_config_from_slurm(environ)
+
+
+def tf_config_from_slurm(environ):
+    import tensorflow as tf
+    if "SLURM_PROCID" not in environ:
+        raise ValueError("`cluster` ('slurm'): no SLURM_PROCID in the environment; run "
+                         "under `srun` (see docs/distributed.md).")
+    jobs = json.loads(environ["MLBENCH_SLURM_JOBS"]) if environ.get("MLBENCH_SLURM_JOBS") else None
+    tasks_per_node = max(int(n.split("(")[0]) for n in
+                         environ.get("SLURM_STEP_TASKS_PER_NODE", "1").split(","))
+    # Without GPUs, one "GPU slot" per task keeps the resolver's port allocation working;
+    # auto_set_gpu=False leaves CUDA_VISIBLE_DEVICES alone.
+    gpus = None if _has_gpus() else tasks_per_node
+    resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
+        jobs=jobs, port_base=int(environ.get("MLBENCH_SLURM_PORT_BASE", "8888")),
+        gpus_per_node=gpus, gpus_per_task=1 if gpus else None, auto_set_gpu=bool(not gpus))
+    spec = resolver.cluster_spec().as_dict()
+    task_type, task_id = resolver.get_task_info()
+    return tf_config(spec, task_type, task_id)
+
+
+def _has_gpus():
+    import glob
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
 def tf_config(cluster, job, index):
     """TF_CONFIG (JSON) for task `job`/`index` of `cluster` ({job: [host:port, ...]})."""
     return json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
 
 
-def tf_config_from_hosts(worker_hosts, task_index, ps_hosts=(), job_name="worker"):
-    """TF_CONFIG for this process from host lists, validated like a given TF_CONFIG."""
+def tf_config_from_hosts(worker_hosts, task_index, ps_hosts=(), job_name="worker",
+                         controller_host=None):
+    """TF_CONFIG for this process from tf_cnn_benchmarks-style host lists, validated like a
+    given TF_CONFIG. With ps hosts, `controller_host` is the chief (TF2's coordinator)."""
     cluster = {"worker": list(worker_hosts)}
     if ps_hosts:
-        cluster["ps"] = list(ps_hosts)
+        if not controller_host:
+            raise ValueError("`--ps_hosts` needs `--controller_host` (host:port of the chief "
+                             "that coordinates parameter-server training).")
+        cluster.update(ps=list(ps_hosts), chief=[controller_host])
+        task_index = 0 if job_name == "chief" else task_index
     raw = tf_config(cluster, job_name, task_index)
     parse_tf_config({"TF_CONFIG": raw})
     _check_own_port(cluster[job_name][task_index])

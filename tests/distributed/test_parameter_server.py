@@ -73,3 +73,16 @@ def test_bad_parameter_server_set_ups_are_refused_before_training(monkeypatch, t
         mlbench.train(model="simple_cnn", data="digits", global_batch_size=8, train_steps=1,
                       strategy=strategy, model_dir=str(tmp_path / "run"))
     assert not (tmp_path / "run").exists()
+
+
+def test_benchmark_mode_times_steps_through_the_coordinator(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "mlbench", "launch", "--num_workers=2",
+                          "--num_ps=1", "--", "benchmark", "--model=resnet_tiny",
+                          "--batch_size=8", "--variable_update=parameter_server",
+                          "--num_batches=4", "--num_warmup_batches=1", "--num_runs=1",
+                          f"--output_dir={tmp_path}"], cwd=REPO, env=ENV,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:]
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["ran"]["strategy"] == "ParameterServerStrategy"
+    assert saved["runs"][0]["num_steps"] == 4 and saved["ran"]["steps_run"] == 1 + 1 + 4
