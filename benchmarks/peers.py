@@ -1,7 +1,13 @@
-"""mlbench's ResNet-50 training throughput beside its peers, in one run.
+"""mlbench's training throughput beside its peers, in one run: ResNet-50 and BERT-base.
 
     python3 -m venv .peer-venv && .peer-venv/bin/pip install torch==2.13.0 numpy   # once
-    .venv/bin/python benchmarks/peers.py [batch] [steps] [rounds]
+    .venv/bin/python benchmarks/peers.py resnet [batch] [steps] [rounds]
+    .venv/bin/python benchmarks/peers.py bert [batch] [steps] [rounds]
+
+BERT: mlbench `bert_base` (seq 128, 20 masked positions, AdamW, synthetic on-device
+data, `mlbench.train`'s examples/sec with the compile step excluded) with the masked-LM
+head in bf16 and in float32, beside the PyTorch peer (peers/torch_bert.py, bf16
+autocast, AdamW), alternating.
 
 Runs, alternating, for `rounds` rounds: mlbench (`resnet50` v1.5 and
 `resnet50_v1`, bf16 and float32, synthetic on-device data), the plain tf_keras
@@ -61,14 +67,50 @@ def configurations(batch, steps):
     return runs
 
 
-def main(batch=32, steps=10, rounds=2):
-    runs = configurations(batch, steps)
+BERT = ("import mlbench,sys; r=mlbench.train(model='bert_base', data='synthetic', "
+        "global_batch_size=int(sys.argv[1]), train_steps=1+int(sys.argv[2]), "
+        "steps_per_loop=int(sys.argv[2]), precision='mixed_bfloat16', optimizer='adamw', "
+        "learning_rate=1e-4, model_options={'max_sequence_length': 128, "
+        "'head_dtype': sys.argv[3]}, verbose=False); print('MLBENCH', r.examples_per_second)")
+
+
+def bert_rate(batch, steps, head_dtype):
+    out = subprocess.run([VENV_PY, "-c", BERT, str(batch), str(steps), head_dtype], env=ENV,
+                         capture_output=True, text=True, check=True).stdout
+    return _number(out, r"MLBENCH ([0-9.]+)")
+
+
+def torch_bert_rate(batch, steps):
+    out = subprocess.run([PEER_PY, os.path.join(PEERS, "torch_bert.py"), "bf16", str(batch),
+                          str(steps), "base"], env=ENV, capture_output=True, text=True,
+                         check=True).stdout
+    return _number(out, r": ([0-9.]+) sequences/sec")
+
+
+def bert_main(batch=16, steps=5, rounds=2):
+    runs = {"mlbench bert_base bf16, bf16 head": lambda: bert_rate(batch, steps, "compute"),
+            "mlbench bert_base bf16, float32 head": lambda: bert_rate(batch, steps, "float32"),
+            "torch BERT-base bf16 autocast": lambda: torch_bert_rate(batch, steps)}
+    medians = _alternate(runs, rounds, "sequences/sec")
+    print(f"\nbatch {batch}, {steps} timed steps, median of {rounds} alternating rounds:")
+    for name, value in medians.items():
+        print(f"  {name}: {value:.2f} sequences/sec")
+    peer = medians["torch BERT-base bf16 autocast"]
+    for name in list(runs)[:2]:
+        print(f"  ratio {name} / torch: {medians[name] / peer:.3f}")
+
+
+def _alternate(runs, rounds, unit):
     rates = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
             rates[name].append(fn())
-            print(f"{name}: {rates[name][-1]:.2f} images/sec", flush=True)
-    medians = {name: statistics.median(v) for name, v in rates.items()}
+            print(f"{name}: {rates[name][-1]:.2f} {unit}", flush=True)
+    return {name: statistics.median(v) for name, v in rates.items()}
+
+
+def main(batch=32, steps=10, rounds=2):
+    medians = _alternate(configurations(batch, steps), rounds, "images/sec")
     print(f"\nbatch {batch}, {steps} timed steps, median of {rounds} alternating rounds:")
     for name, value in medians.items():
         print(f"  {name}: {value:.2f} images/sec")
@@ -82,4 +124,6 @@ def main(batch=32, steps=10, rounds=2):
 
 
 if __name__ == "__main__":
-    main(*[int(a) for a in sys.argv[1:]])
+    kind = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].isdigit() else "resnet"
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    (bert_main if kind == "bert" else main)(*numbers)

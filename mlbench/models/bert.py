@@ -4,6 +4,7 @@ BertEncoderV2 + the masked-LM head tied to the word embeddings
 (BertPretrainerV2) + a next-sentence ClassificationHead on the [CLS] token,
 which is the model MLPerf and Google's BERT pretraining use.
 """
+import tensorflow as tf
 import tf_keras as keras
 from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling import models as nlp_models
@@ -32,11 +33,38 @@ def encoder(num_layers, hidden_size, num_attention_heads=None, vocab_size=30522,
         output_dropout=dropout, attention_dropout=dropout)
 
 
-def pretrainer(size="base", num_classes=None, **encoder_overrides):
+class ComputeDtypeMaskedLM(nlp_layers.MaskedLM):
+    """Model Garden's masked-LM head, run in the layer's compute dtype (bf16/fp16 under
+    mixed precision) with float32 logits out.
+
+    The tied word-embedding table is cast to the compute dtype inside the head (so its
+    30,522 × hidden matmuls and their gradients run in bf16), the bias likewise; the
+    logits are cast to float32 for a float32 softmax cross-entropy.
+    """
+
+    def call(self, sequence_data, masked_positions):
+        hidden = self.layer_norm(self.dense(self._gather_indexes(sequence_data,
+                                                                 masked_positions)))
+        table = tf.cast(self.embedding_table, hidden.dtype)
+        logits = tf.nn.bias_add(tf.matmul(hidden, table, transpose_b=True),
+                                tf.cast(self.bias, hidden.dtype))
+        shape = tf.shape(masked_positions)
+        logits = tf.reshape(tf.cast(logits, tf.float32), [shape[0], shape[1], self._vocab_size])
+        return logits if self._output_type == "logits" else tf.nn.log_softmax(logits)
+
+
+def pretrainer(size="base", num_classes=None, head_dtype="compute", **encoder_overrides):
     """BERT pretraining model: outputs 'mlm_logits' and 'next_sentence' logits (float32).
 
-    `num_classes` is accepted for the registry's uniform signature and ignored.
+    Args:
+      size: one of BERT_SIZES.
+      num_classes: accepted for the registry's uniform signature and ignored.
+      head_dtype: 'compute' runs the masked-LM head in the policy's compute dtype (float32
+        logits out); 'float32' runs it in float32 (Model Garden's layer as is).
+      **encoder_overrides: BertEncoderV2 arguments.
     """
+    if head_dtype not in ("compute", "float32"):
+        raise ValueError(f"`head_dtype` ({head_dtype!r}) must be 'compute' or 'float32'.")
     del num_classes
     if size not in BERT_SIZES:
         raise ValueError(f"BERT `size` ({size!r}) must be one of {list(BERT_SIZES)}.")
@@ -45,13 +73,14 @@ def pretrainer(size="base", num_classes=None, **encoder_overrides):
     encoder_overrides.setdefault("hidden_size", hidden)
     net = encoder(**encoder_overrides)
     net(net.inputs)  # builds the embedding table the masked-LM head is tied to
-    # Both heads run in float32: their logits must be float32 under mixed
-    # precision, and the tied word-embedding table is a float32 variable that
-    # Keras never autocasts (a float16 head fails in MatMul).
-    masked_lm = nlp_layers.MaskedLM(embedding_table=net.get_embedding_table(),
-                                    activation=keras.activations.gelu,
-                                    initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-                                    name="cls/predictions", dtype="float32")
+    # The logits are float32 either way. Model Garden's MaskedLM multiplies by the tied
+    # table as stored (float32), so it must run in float32; ComputeDtypeMaskedLM casts
+    # the table itself and runs in the compute dtype.
+    head = ComputeDtypeMaskedLM if head_dtype == "compute" else nlp_layers.MaskedLM
+    masked_lm = head(embedding_table=net.get_embedding_table(),
+                     activation=keras.activations.gelu,
+                     initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+                     name="cls/predictions", dtype=None if head_dtype == "compute" else "float32")
     with policy_scope("float32"):  # its sub-layers read the global policy
         nsp = nlp_layers.ClassificationHead(inner_dim=net.get_config()["hidden_size"],
                                             num_classes=2, name="next_sentence")
