@@ -3,6 +3,11 @@
     python3 -m venv .peer-venv && .peer-venv/bin/pip install torch==2.13.0 numpy   # once
     .venv/bin/python benchmarks/peers.py resnet [batch] [steps] [rounds]
     .venv/bin/python benchmarks/peers.py bert [batch] [steps] [rounds]
+    TF_CNN_BENCHMARKS=<checkout>/scripts/tf_cnn_benchmarks .venv/bin/python benchmarks/peers.py resnet ...
+
+With TF_CNN_BENCHMARKS set (a checkout of github.com/tensorflow/benchmarks, not
+committed here), tf_cnn_benchmarks' own ResNet-50 (v1, NHWC, parameter_server on the
+CPU, run with TF_USE_LEGACY_KERAS=1 on the same TF 2.20) joins the ResNet rounds.
 
 BERT: mlbench `bert_base` (seq 128, 20 masked positions, AdamW, synthetic on-device
 data, `mlbench.train`'s examples/sec with the compile step excluded) with the masked-LM
@@ -52,8 +57,24 @@ def peer_rate(python, script, precision, batch, steps):
     return _number(out, r": ([0-9.]+) images/sec")
 
 
+def tf_cnn_rate(checkout, precision, batch, steps):
+    """tf_cnn_benchmarks' `total images/sec` for ResNet-50 (v1) on the CPU."""
+    flags = ["--model=resnet50", f"--batch_size={batch}", f"--num_batches={steps}",
+             "--num_warmup_batches=3", "--device=cpu", "--data_format=NHWC",
+             "--variable_update=parameter_server", "--local_parameter_device=cpu",
+             "--num_gpus=1"] + (["--use_fp16"] if precision != "float32" else [])
+    out = subprocess.run([VENV_PY, "tf_cnn_benchmarks.py", *flags], cwd=checkout,
+                         env={**ENV, "TF_USE_LEGACY_KERAS": "1"}, capture_output=True,
+                         text=True, check=True).stdout
+    return _number(out, r"total images/sec: ([0-9.]+)")
+
+
 def configurations(batch, steps):
     runs = {}
+    checkout = os.environ.get("TF_CNN_BENCHMARKS")
+    if checkout:
+        runs["tf_cnn_benchmarks ResNet-50 v1 float32"] = lambda: tf_cnn_rate(
+            checkout, "float32", batch, steps)
     for policy, torch_name in (("mixed_bfloat16", "bf16"), ("float32", "fp32")):
         runs[f"mlbench resnet50 (v1.5) {policy}"] = lambda p=policy: mlbench_rate(
             "resnet50", batch, p, steps)
@@ -117,6 +138,10 @@ def main(batch=32, steps=10, rounds=2):
     for policy, torch_name in (("mixed_bfloat16", "bf16"), ("float32", "fp32")):
         v1 = medians[f"mlbench resnet50_v1 {policy}"] / medians[f"tf_keras fit ResNet50 v1 {policy}"]
         print(f"  ratio mlbench/tf_keras-fit (ResNet50 v1, {policy}): {v1:.3f}")
+        tf_cnn = medians.get("tf_cnn_benchmarks ResNet-50 v1 float32")
+        if tf_cnn:
+            print(f"  ratio mlbench resnet50_v1 {policy} / tf_cnn_benchmarks float32: "
+                  f"{medians[f'mlbench resnet50_v1 {policy}'] / tf_cnn:.3f}")
         torch_key = f"torch ResNet-50 v1.5 {torch_name}"
         if torch_key in medians:
             ratio = medians[f"mlbench resnet50 (v1.5) {policy}"] / medians[torch_key]
