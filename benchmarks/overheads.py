@@ -9,15 +9,10 @@ Each configuration runs in its own process (`mlbench.train`, synthetic on-device
 SGD, examples/sec with the compile step excluded), alternating for `rounds` rounds; the
 medians and ratios are printed. Never asserted in tests: these machines are shared.
 """
-import os
-import re
-import statistics
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+from peers import VENV_PY, alternate, figure  # this folder's side-by-side helpers
+
 TRAIN = ("import mlbench,sys; m,b,s,p,k=sys.argv[1:6]; r=mlbench.train(model=m, "
          "data='synthetic', global_batch_size=int(b), train_steps=1+int(s), "
          "steps_per_loop=int(s), precision=p, gradient_accumulation_steps=int(k), "
@@ -25,21 +20,16 @@ TRAIN = ("import mlbench,sys; m,b,s,p,k=sys.argv[1:6]; r=mlbench.train(model=m, 
 
 
 def rate(model, batch, steps, precision, k):
-    out = subprocess.run([VENV_PY, "-c", TRAIN, model, str(batch), str(steps), precision,
-                          str(k)], env=ENV, capture_output=True, text=True, check=True).stdout
-    return float(re.search(r"RATE ([0-9.]+)", out).group(1))
+    return figure([VENV_PY, "-c", TRAIN, model, batch, steps, precision, k], r"RATE ([0-9.]+)")
 
 
 def main(model="resnet50", batch=32, steps=10, rounds=2):
     batch, steps, rounds = int(batch), int(steps), int(rounds)
-    runs = {"bf16 k=1": ("mixed_bfloat16", 1), "bf16 k=2": ("mixed_bfloat16", 2),
-            "float32 k=1": ("float32", 1), "auto k=1": ("auto", 1)}
-    rates = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, (precision, k) in runs.items():
-            rates[name].append(rate(model, batch, steps, precision, k))
-            print(f"{name}: {rates[name][-1]:.2f} examples/sec", flush=True)
-    med = {name: statistics.median(v) for name, v in rates.items()}
+    configs = {"bf16 k=1": ("mixed_bfloat16", 1), "bf16 k=2": ("mixed_bfloat16", 2),
+               "float32 k=1": ("float32", 1), "auto k=1": ("auto", 1)}
+    runs = {name: (lambda p=p, k=k: rate(model, batch, steps, p, k))
+            for name, (p, k) in configs.items()}
+    med = alternate(runs, rounds, "examples/sec")
     print(f"\n{model}, global batch {batch}, {steps} timed steps, median of {rounds} rounds:")
     for name, value in med.items():
         print(f"  {name}: {value:.2f} examples/sec")

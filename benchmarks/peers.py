@@ -45,16 +45,20 @@ def _number(text, pattern):
     return float(match.group(1))
 
 
+def figure(command, pattern, cwd=None, env=None):
+    """Runs `command` in its own process and returns the number `pattern` finds in its output."""
+    out = subprocess.run([str(c) for c in command], cwd=cwd, env=env or ENV,
+                         capture_output=True, text=True, check=True).stdout
+    return _number(out, pattern)
+
+
 def mlbench_rate(model, batch, precision, steps):
-    out = subprocess.run([VENV_PY, "-c", MLBENCH, model, str(batch), precision, str(steps)],
-                         env=ENV, capture_output=True, text=True, check=True).stdout
-    return _number(out, r"MLBENCH ([0-9.]+)")
+    return figure([VENV_PY, "-c", MLBENCH, model, batch, precision, steps], r"MLBENCH ([0-9.]+)")
 
 
 def peer_rate(python, script, precision, batch, steps):
-    out = subprocess.run([python, os.path.join(PEERS, script), precision, str(batch), str(steps)],
-                         env=ENV, capture_output=True, text=True, check=True).stdout
-    return _number(out, r": ([0-9.]+) images/sec")
+    return figure([python, os.path.join(PEERS, script), precision, batch, steps],
+                  r": ([0-9.]+) images/sec")
 
 
 def tf_cnn_rate(checkout, precision, batch, steps):
@@ -63,10 +67,8 @@ def tf_cnn_rate(checkout, precision, batch, steps):
              "--num_warmup_batches=3", "--device=cpu", "--data_format=NHWC",
              "--variable_update=parameter_server", "--local_parameter_device=cpu",
              "--num_gpus=1"] + (["--use_fp16"] if precision != "float32" else [])
-    out = subprocess.run([VENV_PY, "tf_cnn_benchmarks.py", *flags], cwd=checkout,
-                         env={**ENV, "TF_USE_LEGACY_KERAS": "1"}, capture_output=True,
-                         text=True, check=True).stdout
-    return _number(out, r"total images/sec: ([0-9.]+)")
+    return figure([VENV_PY, "tf_cnn_benchmarks.py", *flags], r"total images/sec: ([0-9.]+)",
+                  cwd=checkout, env={**ENV, "TF_USE_LEGACY_KERAS": "1"})
 
 
 def configurations(batch, steps):
@@ -96,23 +98,19 @@ BERT = ("import mlbench,sys; r=mlbench.train(model='bert_base', data='synthetic'
 
 
 def bert_rate(batch, steps, head_dtype):
-    out = subprocess.run([VENV_PY, "-c", BERT, str(batch), str(steps), head_dtype], env=ENV,
-                         capture_output=True, text=True, check=True).stdout
-    return _number(out, r"MLBENCH ([0-9.]+)")
+    return figure([VENV_PY, "-c", BERT, batch, steps, head_dtype], r"MLBENCH ([0-9.]+)")
 
 
 def torch_bert_rate(batch, steps):
-    out = subprocess.run([PEER_PY, os.path.join(PEERS, "torch_bert.py"), "bf16", str(batch),
-                          str(steps), "base"], env=ENV, capture_output=True, text=True,
-                         check=True).stdout
-    return _number(out, r": ([0-9.]+) sequences/sec")
+    return figure([PEER_PY, os.path.join(PEERS, "torch_bert.py"), "bf16", batch, steps, "base"],
+                  r": ([0-9.]+) sequences/sec")
 
 
 def bert_main(batch=16, steps=5, rounds=2):
     runs = {"mlbench bert_base bf16, bf16 head": lambda: bert_rate(batch, steps, "compute"),
             "mlbench bert_base bf16, float32 head": lambda: bert_rate(batch, steps, "float32"),
             "torch BERT-base bf16 autocast": lambda: torch_bert_rate(batch, steps)}
-    medians = _alternate(runs, rounds, "sequences/sec")
+    medians = alternate(runs, rounds, "sequences/sec")
     print(f"\nbatch {batch}, {steps} timed steps, median of {rounds} alternating rounds:")
     for name, value in medians.items():
         print(f"  {name}: {value:.2f} sequences/sec")
@@ -121,7 +119,7 @@ def bert_main(batch=16, steps=5, rounds=2):
         print(f"  ratio {name} / torch: {medians[name] / peer:.3f}")
 
 
-def _alternate(runs, rounds, unit):
+def alternate(runs, rounds, unit):
     rates = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
@@ -131,7 +129,7 @@ def _alternate(runs, rounds, unit):
 
 
 def main(batch=32, steps=10, rounds=2):
-    medians = _alternate(configurations(batch, steps), rounds, "images/sec")
+    medians = alternate(configurations(batch, steps), rounds, "images/sec")
     print(f"\nbatch {batch}, {steps} timed steps, median of {rounds} alternating rounds:")
     for name, value in medians.items():
         print(f"  {name}: {value:.2f} images/sec")

@@ -101,3 +101,10 @@ def current_learning_rate(optimizer):
     if callable(lr):
         return float(lr(inner.iterations))
     return float(tf.convert_to_tensor(lr))
+
+
+def optimizer_variables(optimizer):
+    """The optimizer's variables (iterations, slots, loss scale); tf_keras exposes them as a
+    list or, on some optimizers, a method."""
+    variables = optimizer.variables
+    return list(variables() if callable(variables) else variables)

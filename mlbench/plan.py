@@ -213,9 +213,10 @@ def check_model_dir(model_dir, resume=True):
                          "directory; expected a directory path.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"`model_dir` ({model_dir!r}): {existing!r} is not writable.")
-    if not resume and cluster.is_chief() and latest_checkpoint(model_dir):
+    latest = latest_checkpoint(model_dir) if not resume and cluster.is_chief() else None
+    if latest:
         raise ValueError(f"`model_dir` ({model_dir!r}) holds checkpoints "
-                         f"({latest_checkpoint(model_dir)}) and `resume` is False: give an "
+                         f"({latest}) and `resume` is False: give an "
                          "empty directory, or resume=True to continue that run.")
 
 

@@ -14,6 +14,8 @@ import time
 
 import tensorflow as tf
 
+from mlbench.bench.environment import cpu_model
+
 # Dense (no sparsity) peak TFLOP/s from vendor data sheets: float32 (CUDA cores), tf32 and
 # half (fp16/bf16 tensor cores). SXM parts where there are several.
 GPU_PEAK_TFLOPS = {
@@ -36,7 +38,6 @@ def cache_path():
 
 
 def _machine_key(policy):
-    from mlbench.bench.environment import cpu_model
     return f"{cpu_model()}|{os.cpu_count()} cores|TF {tf.__version__}|{policy}"
 
 

@@ -32,5 +32,5 @@ def strategy_for(variable_update, num_devices=None, local_parameter_device="cpu"
     if local_parameter_device == "cpu":
         device = "/cpu:0"
     else:
-        device = strategies._devices(1)[0]  # the first accelerator (or CPU without one)
+        device = strategies.devices(1)[0]  # the first accelerator (or CPU without one)
     return strategies.get_strategy("central_storage", num_devices, parameter_device=device)

@@ -33,7 +33,7 @@ def split_cpu(num_devices):
     return True
 
 
-def _devices(num_devices):
+def devices(num_devices):
     """The first `num_devices` accelerators, else logical CPUs (split when still possible)."""
     if num_devices is not None and (not isinstance(num_devices, int) or num_devices < 1):
         raise ValueError(f"`num_devices` ({num_devices!r}) must be an integer >= 1.")
@@ -106,17 +106,17 @@ def get_strategy(strategy="auto", num_devices=None, all_reduce="auto",
     if strategy == "auto":
         strategy = auto_name()
         if strategy == "local":
-            devices = _devices(num_devices)
-            if len(devices) == 1:
-                return tf.distribute.OneDeviceStrategy(devices[0])
-            return tf.distribute.MirroredStrategy(devices, _cross_device_ops(all_reduce))
+            local = devices(num_devices)
+            if len(local) == 1:
+                return tf.distribute.OneDeviceStrategy(local[0])
+            return tf.distribute.MirroredStrategy(local, _cross_device_ops(all_reduce))
     if strategy == "one_device":
-        return tf.distribute.OneDeviceStrategy(_devices(1)[0])
+        return tf.distribute.OneDeviceStrategy(devices(1)[0])
     if strategy == "mirrored":
-        return tf.distribute.MirroredStrategy(_devices(num_devices), _cross_device_ops(all_reduce))
+        return tf.distribute.MirroredStrategy(devices(num_devices), _cross_device_ops(all_reduce))
     if strategy == "central_storage":
         return tf.distribute.experimental.CentralStorageStrategy(
-            _devices(num_devices), parameter_device=parameter_device)
+            devices(num_devices), parameter_device=parameter_device)
     if strategy == "multi_worker_mirrored":
         return _multi_worker_mirrored(all_reduce)
     if strategy == "parameter_server":

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
-from mlbench.optimizers import current_learning_rate
+from mlbench.optimizers import current_learning_rate, optimizer_variables
 
 
 class DivergenceError(RuntimeError):
@@ -177,12 +177,16 @@ class Loop:
         return step
 
     def _save(self, step, loss):
-        """Saves only finite weights: a checkpoint is what a restart trusts."""
-        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(v))
-                                for v in self.step.model.trainable_variables])
-        if not bool(finite):
-            raise DivergenceError(step, f"{loss} with non-finite weights")
+        """Saves only finite state: a checkpoint is what a restart trusts. Every float
+        variable it holds is checked — weights, BN statistics and optimizer slots."""
+        if not self._state_finite():
+            raise DivergenceError(step, f"{loss} with non-finite weights or optimizer state")
         self.manager.save(checkpoint_number=step)
+
+    def _state_finite(self):
+        state = [v for v in self.step.model.variables + optimizer_variables(self.step.optimizer)
+                 if v.dtype.is_floating]
+        return bool(tf.reduce_all([tf.reduce_all(tf.math.is_finite(v)) for v in state]))
 
     def _maybe_trace(self, block):
         """Profiles the second block (the first may carry tracing and compilation)."""

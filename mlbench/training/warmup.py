@@ -9,10 +9,7 @@ so the run starts from the same state as without warm-up.
 """
 import tensorflow as tf
 
-
-def _optimizer_variables(optimizer):
-    variables = optimizer.variables
-    return list(variables() if callable(variables) else variables)
+from mlbench.optimizers import optimizer_variables
 
 
 def _zeros_like_spec(spec, batch):
@@ -32,7 +29,7 @@ def _fake_iterator(strategy, element_spec, per_replica_batch):
 def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_batch):
     """Returns a callable doing the warm-up described in the module docstring."""
     def warmup():
-        state = step.model.variables + _optimizer_variables(step.optimizer)
+        state = step.model.variables + optimizer_variables(step.optimizer)
         saved = {v.ref(): v.numpy() for v in state}
         if hasattr(train_inputs, "element_spec"):
             inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
@@ -43,6 +40,6 @@ def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_bat
             eval_spec = make_eval_dataset().element_spec
             step.eval_step(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
         step.steps_run = 0
-        for v in state + _optimizer_variables(step.optimizer):
+        for v in state + optimizer_variables(step.optimizer):
             v.assign(saved[v.ref()] if v.ref() in saved else tf.zeros_like(v))
     return warmup

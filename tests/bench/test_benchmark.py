@@ -16,7 +16,8 @@ def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
     run = stats.run_stats([0.5, 0.25, 1.0, 0.5], images_per_step=10)
     # times mean 0.5625 s -> 10 / 0.5625 images/sec (not the mean of the rates, 22.5)
     assert run.images_per_sec_mean == pytest.approx(17.777777777777779)
-    # rates 20, 40, 10, 20: np.std (ddof 0) = sqrt(112.5 - ... ) = 10.897247358851684
+    # rates 20, 40, 10, 20: mean 22.5, squared deviations 6.25 + 306.25 + 156.25 + 6.25 = 475,
+    # np.std (ddof 0) = sqrt(475 / 4) = 10.897247358851684
     assert run.images_per_sec_stderr == pytest.approx(10.897247358851684 / 2.0)
     # median 20, |rate - 20| = 0, 20, 10, 0 -> median 5
     assert run.jitter == pytest.approx(1.4826 * 5.0)

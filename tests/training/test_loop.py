@@ -92,16 +92,21 @@ def checkpoint_values(path):
             reader.get_variable_to_dtype_map().items() if dtype.is_floating]
 
 
-def test_divergence_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path):
+@pytest.mark.parametrize("learning_rate,needle", [
+    (1e30, "nan"),                       # the loss itself becomes NaN
+    (1e6, "with non-finite weights"),    # the loss is still finite, the weights are not
+])
+def test_divergence_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path, learning_rate,
+                                                                    needle):
     run_dir = tmp_path / "run"
     with pytest.raises(DivergenceError, match="not finite") as err:
         mlbench.train(train_steps=200, steps_per_loop=2, checkpoint_every=1,
-                      model_dir=str(run_dir), **{**DIGITS, "learning_rate": 1e30})
+                      model_dir=str(run_dir), **{**DIGITS, "learning_rate": learning_rate})
+    assert needle in str(err.value.loss)
     assert err.value.step < 200  # it stopped, it did not train to the end
     latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
-    if latest:  # every checkpoint left behind is finite
-        assert all(np.isfinite(v).all() for v in checkpoint_values(latest))
-        assert int(latest.rsplit("-", 1)[1]) < err.value.step
+    assert int(latest.rsplit("-", 1)[1]) < err.value.step  # the last good one stays
+    assert all(np.isfinite(v).all() for v in checkpoint_values(latest))
 
 
 def test_progress_bar_in_terminals_lines_elsewhere(capsys):
