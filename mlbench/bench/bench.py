@@ -20,6 +20,7 @@ from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
 from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
+from mlbench.training import profile
 from mlbench.training.loop import Loop, LoopConfig
 
 DATA_KINDS = ("synthetic", "real")
@@ -56,7 +57,8 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
       num_warmup_batches / num_batches / num_runs: the method (10 / 100 / 5).
       forward_only: time inference instead of training.
       display_every: a `Step  Img/sec` line every this many timed steps.
-      trace_dir: a TensorBoard profile of one step goes here.
+      trace_dir: a TensorBoard profile of one step goes here; `breakdown` of the result
+        says where its time went.
       clock: the timer (tests inject a fake one).
 
     Returns:
@@ -76,22 +78,28 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
     for i in range(num_runs):
         if log:
             log(f"run {i + 1}/{num_runs}\nStep\tImg/sec")
-        _timed_steps(plan, parts, timer, num_warmup_batches + num_batches)
+        _timed_steps(plan, parts, timer, num_warmup_batches + num_batches,
+                     trace_dir=plan.trace_dir if i == 0 else None)
         runs.append(timer.run_stats())
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile, forward_only=forward_only,
                steps_run=parts.step.steps_run)
     result = _result(plan, settings, runs, compile_s, ran, forward_only)
+    if trace_dir and num_warmup_batches + num_batches > 1:
+        result.breakdown = profile.summarize(trace_dir)
     if log:
         log(result.total_line())
+        if result.breakdown:
+            log(f"profile of one step in {trace_dir}:\n{result.breakdown.table()}")
     return result
 
 
-def _timed_steps(plan, parts, timer, num_steps):
-    """Runs `num_steps` more steps, one per block, through the training Loop."""
+def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
+    """Runs `num_steps` more steps, one per block, through the training Loop; with
+    `trace_dir`, the second of them is profiled (the first run's only)."""
     timer.reset()
     config = LoopConfig(train_steps=parts.step.steps_run + num_steps, steps_per_loop=1,
                         examples_per_step=plan.global_batch_size, log=None,
-                        trace_dir=plan.trace_dir if num_steps > 1 else None)
+                        trace_dir=trace_dir if num_steps > 1 else None)
     Loop(config, parts.step, parts.train_inputs, None, None, timer).run()
     return timer.durations
 

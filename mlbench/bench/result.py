@@ -17,6 +17,8 @@ class BenchmarkResult:
       ran: what actually ran (precision, jit_compile, strategy, replicas, forward_only).
       flops_per_example / mfu / peak_flops / peak_source: model-FLOPs utilisation.
       environment: the report's environment block.
+      breakdown: with `trace_dir`, where the traced step's time went
+        (`mlbench.training.profile.Breakdown`).
     """
     model: str
     batch_size: int
@@ -32,6 +34,7 @@ class BenchmarkResult:
     peak_flops: Optional[float] = None
     peak_source: str = ""
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    breakdown: Optional[Any] = None
 
     def to_dict(self):
         return dataclasses.asdict(self)

@@ -15,6 +15,8 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
+from mlbench.training.profile import Profile
+
 from mlbench.optimizers import current_learning_rate, optimizer_variables
 
 
@@ -191,7 +193,8 @@ class Loop:
     def _maybe_trace(self, block):
         """Profiles the second block (the first may carry tracing and compilation)."""
         wanted = self.config.trace_dir and block == (0 if self.config.warmup else 1)
-        return _Profile(self.config.trace_dir) if wanted else contextlib.nullcontext()
+        return Profile(self.config.trace_dir, self.config.log) if wanted else \
+            contextlib.nullcontext()
 
     def _checkpoint_due(self, step):
         every = self.config.checkpoint_every or self.config.eval_every
@@ -250,17 +253,6 @@ class Loop:
             self.config.log(f"eval at step {step}: " +
                             "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
         return metrics
-
-
-class _Profile:
-    def __init__(self, logdir):
-        self.logdir = logdir
-
-    def __enter__(self):
-        tf.profiler.experimental.start(self.logdir)
-
-    def __exit__(self, *exc):
-        tf.profiler.experimental.stop()
 
 
 class _Timing:

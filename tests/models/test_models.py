@@ -16,7 +16,7 @@ def trainable(model):
 
 
 @pytest.mark.parametrize("name,count", [
-    ("resnet50", 25_557_032), ("resnet152", 60_192_808), ("vgg16", 138_357_544),
+    ("resnet50", 25_557_032), ("resnet50_v1", 25_557_032), ("resnet152", 60_192_808), ("vgg16", 138_357_544),
     ("inception_v3", 23_817_352), ("alexnet", 61_838_248)])
 def test_cnn_parameter_counts(name, count):
     assert trainable(models.get(name, num_classes=1000)) == count
@@ -25,6 +25,27 @@ def test_cnn_parameter_counts(name, count):
 @pytest.mark.parametrize("name,count", [("bert_base", 109_482_240), ("bert_large", 335_141_888)])
 def test_bert_encoder_parameter_counts(name, count):
     assert trainable(models.get(name).encoder_network) == count
+
+
+def test_dropping_biases_before_batch_norm_keeps_the_function():
+    """In training mode batch norm cancels a conv bias: the bias-free copy, given the
+    other weights, computes the same outputs (and its convs have no bias at all)."""
+    from mlbench.models.vision import without_biases_before_batch_norm
+    biased = keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10,
+                                         classifier_activation=None)
+    for layer in biased.layers:  # non-zero biases, so dropping them would show if it mattered
+        if getattr(layer, "use_bias", False) and isinstance(layer, keras.layers.Conv2D):
+            layer.bias.assign(tf.random.normal(layer.bias.shape, stddev=0.1, seed=1))
+    free = without_biases_before_batch_norm(biased)
+    assert not any(isinstance(l, keras.layers.Conv2D) and l.use_bias for l in free.layers)
+    for a, b in zip(biased.layers, free.layers):
+        b.set_weights([w for w, v in zip(a.get_weights(), a.weights)
+                       if not (isinstance(a, keras.layers.Conv2D) and "bias" in v.name)])
+    images = tf.random.uniform((8, 64, 64, 3), seed=2)
+    # Logits are O(1); float32 round-off through 50 layers is ~4e-4 here, while keeping
+    # a bias that batch norm does not cancel (inference mode) moves them by ~3e-2.
+    np.testing.assert_allclose(free(images, training=True), biased(images, training=True),
+                               atol=2e-3)
 
 
 def image_batch(name, n=4, seed=0):
