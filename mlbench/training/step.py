@@ -69,8 +69,7 @@ class TrainStep:
 
     def _replica_gradients(self, batch):
         variables = self.model.trainable_variables
-        grads = [tf.zeros_like(v) for v in variables]
-        total_loss = tf.constant(0.0)
+        grads, total_loss = None, tf.constant(0.0)
         for micro in split_microbatches(batch, self.num_microbatches):
             with tf.GradientTape() as tape:
                 outputs = self.model(self.task.inputs(micro), training=True)
@@ -84,7 +83,11 @@ class TrainStep:
                 g = self.optimizer.get_unscaled_gradients(g)
             # None = a variable this loss does not reach (e.g. BERT's pooler
             # when the next-sentence head reads the [CLS] token): zero gradient.
-            grads = [a if b is None else a + tf.cast(b, tf.float32) for a, b in zip(grads, g)]
+            g = [tf.zeros_like(v) if b is None else tf.cast(b, tf.float32)
+                 for v, b in zip(variables, g)]
+            # The first micro-batch's gradients start the sum: no add of zeros per
+            # variable per step when there is one micro-batch.
+            grads = g if grads is None else [a + b for a, b in zip(grads, g)]
             total_loss += loss
         return grads, total_loss
 
