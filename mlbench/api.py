@@ -120,7 +120,9 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         Model Garden BERT pretrainer checkpoint, or an mlbench one).
       hooks: a `mlbench.training.loop.Hooks` receiving run events (MLPerf logging).
       verbose: print progress lines; False prints nothing.
-      trace_dir: write a TensorBoard profile of one block of steps here.
+      trace_dir: a TensorBoard profile of one block goes here; its breakdown is printed.
+        It is the time per op category (`mlbench.training.profile.summarize`), shown
+        when `verbose`.
 
     Returns:
       TrainResult.

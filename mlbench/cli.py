@@ -169,7 +169,8 @@ def _benchmark_flags(parser):
     parser.add_argument("--noxla_compile", dest="jit_compile", action="store_const",
                         const=False, help=argparse.SUPPRESS)
     add_boolean(parser, "forward_only", "time inference only.")
-    parser.add_argument("--trace_dir", help="a TensorBoard profile of one step goes here.")
+    parser.add_argument("--trace_dir", help="a TensorBoard profile of one step goes here; "
+                        "its breakdown (time per op category) is printed.")
     parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
     _gin_flags(parser)
 
