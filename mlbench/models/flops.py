@@ -4,6 +4,9 @@ TF's own profiler (`tf.compat.v1.profiler`, float_ops) counts the forward
 graph at batch 1; multiply-add = 2 FLOPs, the convention of the published
 figures (ResNet-50 v1.5 ≈ 8.2 GFLOPs = 4.1 GMACs).
 """
+import contextlib
+import logging
+
 import tensorflow as tf
 
 
@@ -14,8 +17,21 @@ def count_graph_flops(model, input_shape):
     graph = concrete.graph
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
     options["output"] = "none"
-    profile = tf.compat.v1.profiler.profile(graph=graph, options=options)
+    # The v1 profiler logs a deprecation warning about its own internals on every call.
+    with _tf_log_level(logging.ERROR):
+        profile = tf.compat.v1.profiler.profile(graph=graph, options=options)
     return profile.total_float_ops
+
+
+@contextlib.contextmanager
+def _tf_log_level(level):
+    logger = tf.get_logger()
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
 
 
 def bert_encoder_flops(num_layers, hidden_size, seq_len):
