@@ -74,18 +74,20 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
     parts = build(plan)
     timer = StepTimer(num_warmup_batches, plan.global_batch_size, clock, log, display_every)
     compile_s = _timed_steps(plan, parts, timer, 1)[0]
+    # The Loop profiles a run's second step (the first may carry a trace or compile).
+    traced = trace_dir if num_warmup_batches + num_batches > 1 else None
     runs = []
     for i in range(num_runs):
         if log:
             log(f"run {i + 1}/{num_runs}\nStep\tImg/sec")
         _timed_steps(plan, parts, timer, num_warmup_batches + num_batches,
-                     trace_dir=plan.trace_dir if i == 0 else None)
+                     trace_dir=traced if i == 0 else None)
         runs.append(timer.run_stats())
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile, forward_only=forward_only,
                steps_run=parts.step.steps_run)
     result = _result(plan, settings, runs, compile_s, ran, forward_only)
-    if trace_dir and num_warmup_batches + num_batches > 1:
-        result.breakdown = profile.summarize(trace_dir)
+    if traced:
+        result.breakdown = profile.summarize(traced)
     if log:
         log(result.total_line())
         if result.breakdown:
@@ -95,11 +97,11 @@ def benchmark(model: str, batch_size: Optional[int] = None, num_devices: int = 1
 
 def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
     """Runs `num_steps` more steps, one per block, through the training Loop; with
-    `trace_dir`, the second of them is profiled (the first run's only)."""
+    `trace_dir`, the second of them is profiled."""
     timer.reset()
     config = LoopConfig(train_steps=parts.step.steps_run + num_steps, steps_per_loop=1,
                         examples_per_step=plan.global_batch_size, log=None,
-                        trace_dir=trace_dir if num_steps > 1 else None)
+                        trace_dir=trace_dir)
     Loop(config, parts.step, parts.train_inputs, None, None, timer).run()
     return timer.durations
 

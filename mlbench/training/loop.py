@@ -15,9 +15,8 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
-from mlbench.training.profile import Profile
-
 from mlbench.optimizers import current_learning_rate, optimizer_variables
+from mlbench.training.profile import Profile
 
 
 class DivergenceError(RuntimeError):
