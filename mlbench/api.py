@@ -58,7 +58,7 @@ def defaults(entry):
 
 @_keyword_entry_point(_run_train)
 def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
-          model: Optional[str] = None, data: Any = None,
+          model: Any = None, data: Any = None, eval_data: Any = None,
           global_batch_size: Optional[int] = None, precision: str = "auto",
           jit_compile: Union[bool, str] = "auto", gradient_accumulation_steps: int = 1,
           strategy: Any = "auto", num_devices: Optional[int] = None, all_reduce: str = "auto",
@@ -71,6 +71,7 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           optimizer_options: Optional[Dict[str, Any]] = None,
           model_options: Optional[Dict[str, Any]] = None, data_dir: Optional[str] = None,
           data_options: Optional[Dict[str, Any]] = None, label_smoothing: float = 0.0,
+          loss: Any = None, metrics: Optional[Sequence[Any]] = None,
           checkpoint_every: int = 0, eval_offset_epochs: float = 0, warmup: bool = False,
           init_checkpoint: Optional[str] = None, hooks: Optional[Hooks] = None,
           verbose: bool = True, trace_dir: Optional[str] = None) -> TrainResult:
@@ -83,9 +84,14 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
     Args:
       gin_files: gin files (searched as given, then among the gin files shipped with mlbench).
       gin_bindings: extra bindings such as "train.train_steps = 100".
-      model: a name from `mlbench.models.list_models()`.
-      data: a name from `mlbench.data.NAMES` or a DataSource. Images of another shape
-        are adapted to the model's input (resized, channels repeated or averaged).
+      model: a name from `mlbench.models.list_models()`, your own zero-argument function
+        returning a tf_keras.Model (built under the strategy's scope and the precision
+        policy), or a tf_keras.Model (one device, the policy it was built under).
+      data: a name from `mlbench.data.names()`, a DataSource, or your own data: `(x, y)`
+        arrays, an unbatched tf.data.Dataset of `(features, labels)`, or
+        `{"train": ..., "eval": ...}` of either. Images of another shape are adapted to a
+        built-in model's input (resized, channels repeated or averaged).
+      eval_data: the eval set of your own data (arrays or a dataset), if not in `data`.
       global_batch_size: examples per optimizer step, over all replicas and micro-batches.
       precision: 'float32' | 'mixed_float16' | 'mixed_bfloat16' | 'auto'.
       jit_compile: True | False | 'auto' (XLA on GPU/TPU, off on CPU).
@@ -112,6 +118,13 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
       optimizer / learning_rate / optimizer_options: see `mlbench.optimizers.hyperparameters`.
       model_options / data_dir / data_options: passed to the model factory / data source.
       label_smoothing: for classification losses.
+      loss: your own model's loss: a tf_keras loss name ('mse', 'binary_crossentropy'), a
+        tf_keras.losses.Loss, or a function (labels, outputs) -> per-example losses
+        (default: sparse cross-entropy on integer labels; from probabilities when the
+        model ends in a softmax).
+      metrics: tf_keras metric names or objects ('accuracy', 'top5', 'auc',
+        'mean_absolute_error'), reported under their names beside 'eval_loss'
+        (default for your own classifier: ['accuracy']; built-in models: 'top1').
       checkpoint_every: steps between checkpoints (default: at each eval and the end).
       eval_offset_epochs: with `eval_every_epochs`, evals at offset + k·every epochs (MLPerf).
       warmup: compile and warm up on zeros before the run clock starts, then restore the

@@ -17,7 +17,7 @@ import sys
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
 EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usage or bad "
               "input, 3 target not reached")
-NOT_FLAGS = ("gin_files", "gin_bindings", "hooks")  # given otherwise, or not from a shell
+NOT_FLAGS = ("gin_files", "gin_bindings", "hooks", "eval_data")  # not from a shell
 
 
 def _quiet_tensorflow():
@@ -51,6 +51,14 @@ def mapping(text):
                                          "or a dict") from None
 
 
+def names(text):
+    """`accuracy,top5` or a Python list literal → list."""
+    value = literal(text)
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def boolean_or_auto(text):
     lowered = text.lower()
     if lowered not in ("true", "false", "auto"):
@@ -63,6 +71,8 @@ def _parser_for(parameter):
     annotation = str(parameter.annotation)
     if "Dict" in annotation:
         return mapping, "K=V,.."
+    if "Sequence[Any]" in annotation:
+        return names, "A,B,.."
     if "Union[bool, str]" in annotation:
         return boolean_or_auto, "true|false|auto"
     if annotation.endswith("int]") or parameter.annotation is int:
@@ -114,6 +124,13 @@ def _arg_docs(docstring):
     return docs
 
 
+def _import_flags(parser):
+    parser.add_argument("--import", dest="imports", action="append", default=[],
+                        metavar="MODULE",
+                        help="import your own module first (models/data it registers, "
+                             "functions a gin file names as @module.function); repeatable.")
+
+
 def _gin_flags(parser, required=False):
     parser.add_argument("--gin_file", action="append", default=[], required=required,
                         help="gin file (searched as given, then among mlbench's shipped "
@@ -154,6 +171,8 @@ def _benchmark_flags(parser):
     parser.add_argument("--local_parameter_device", help="cpu | gpu (parameter_server).")
     parser.add_argument("--all_reduce_spec", default="auto",
                         help="nccl | hierarchical_copy | reduction_to_one_device | auto.")
+    parser.add_argument("--data", help="synthetic (default) | real | any data name train "
+                        "takes (mnist, digits, tfds:<name>, a registered name).")
     parser.add_argument("--data_dir", help="ImageNet-format TFRecords; given = real data.")
     parser.add_argument("--num_batches", type=int, default=100, help="timed steps per run.")
     parser.add_argument("--num_warmup_batches", type=int, default=10,
@@ -184,7 +203,7 @@ def _run_benchmark(args):
     result = benchmark(
         args.model, args.batch_size, args.num_gpus, args.variable_update,
         args.local_parameter_device, args.all_reduce_spec,
-        data="real" if args.data_dir else "synthetic", data_dir=args.data_dir,
+        data=args.data or ("real" if args.data_dir else "synthetic"), data_dir=args.data_dir,
         precision="mixed_float16" if args.use_fp16 else args.precision,
         jit_compile=args.jit_compile, num_warmup_batches=args.num_warmup_batches,
         num_batches=args.num_batches, num_runs=args.num_runs,
@@ -306,11 +325,13 @@ def _host_flags(parser):
 
 COMMANDS = {
     "train": ("train a model (every mlbench.train argument is a flag; gin underneath)",
-              lambda p: (_gin_flags(p), _train_flags(p), _host_flags(p)), _run_train),
+              lambda p: (_gin_flags(p), _import_flags(p), _train_flags(p), _host_flags(p)),
+              _run_train),
     "benchmark": ("images/sec the tf_cnn_benchmarks way, one model or a suite",
-                  lambda p: (_benchmark_flags(p), _host_flags(p)), _run_benchmark),
+                  lambda p: (_benchmark_flags(p), _import_flags(p), _host_flags(p)),
+                  _run_benchmark),
     "mlperf": ("MLPerf time-to-quality runs, compliance-checked logs and the olympic score",
-               _mlperf_flags, _run_mlperf),
+               lambda p: (_mlperf_flags(p), _import_flags(p)), _run_mlperf),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
              _data_flags, _run_data),
     "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",
@@ -342,17 +363,38 @@ def _tf_config_from_flags(args):
                                                    args.controller_host)
 
 
+# tf_cnn_benchmarks' flag names for the API's argument names: errors name the flag typed.
+FLAG_ALIASES = {"num_devices": "--num_gpus", "all_reduce": "--all_reduce_spec",
+                "jit_compile": "--xla_compile"}
+
+
+def _naming_flags(message, argv):
+    for argument, flag in FLAG_ALIASES.items():
+        if f"`{argument}`" in message and any(a.startswith(flag) for a in argv):
+            message = message.replace(f"`{argument}`", f"`{argument}` ({flag})", 1)
+    return message
+
+
+def _import_modules(modules):
+    if modules:
+        from mlbench.config import import_user_module
+        for name in modules:
+            import_user_module(name)
+
+
 def main(argv=None):
     _quiet_tensorflow()  # before the parser: `train`'s flags come from mlbench.train (imports TF)
     args = build_parser().parse_args(argv)
     try:
         _tf_config_from_flags(args)
+        _import_modules(vars(args).pop("imports", ()))
         handler = args.handler
         for name in ("worker_hosts", "ps_hosts", "task_index", "job_name", "controller_host"):
             vars(args).pop(name, None)
         return handler(args)
     except (ValueError, TypeError) as e:
-        print(f"mlbench {args.command}: error: {e}", file=sys.stderr)
+        message = _naming_flags(str(e), sys.argv[1:] if argv is None else argv)
+        print(f"mlbench {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:  # noqa: BLE001  (a failed run: say what, exit 1)
         print(f"mlbench {args.command}: failed: {type(e).__name__}: {e}", file=sys.stderr)

@@ -6,8 +6,11 @@ Each entry point registers its own configurables (`train` in `mlbench.plan`,
 """
 import contextlib
 import copy
+import importlib
 import importlib.util  # noqa: F401  gin's resource reader calls it without importing it
+import inspect
 import os
+import sys
 
 import gin
 from gin import config as gin_internals
@@ -75,6 +78,32 @@ def parse(gin_files=(), gin_bindings=(), skip_unknown=()):
     except (ValueError, KeyError, SyntaxError, IOError) as e:
         raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
                          f"{list(gin_bindings)}): {e}") from e
+
+
+def import_user_module(name):
+    """Imports a module of the user's (`--import=my_project.models`) and exposes its
+    functions to gin, so a gin file can say `train.model = @my_project.models.small_cnn`.
+
+    The current directory is searched first, as `python -m` does. Functions the module
+    made gin-configurable itself are left as they are.
+    """
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(name)
+    except ImportError as e:
+        raise ValueError(f"`--import` ({name!r}): {e}; expected a module importable from "
+                         f"the current directory or the Python path.") from e
+    for attribute, value in vars(module).items():
+        defined_here = inspect.isfunction(value) and value.__module__ == module.__name__
+        if defined_here and not attribute.startswith("_") and not _is_configurable(value):
+            gin.external_configurable(value, name=attribute, module=module.__name__)
+    return module
+
+
+def _is_configurable(function):
+    selector = f"{function.__module__}.{function.__name__}"
+    return gin_internals._REGISTRY.get_match(selector) is not None
 
 
 def resolve(path):

@@ -13,6 +13,7 @@ import tf_keras as keras
 from mlbench import models, optimizers
 from mlbench import precision as precision_lib
 from mlbench.distribute import strategies
+from mlbench.models import own
 from mlbench.plan import latest_checkpoint
 from mlbench.training import task as task_lib
 from mlbench.training.step import TrainStep
@@ -47,8 +48,7 @@ def build(plan, log=None):
     keras.utils.set_random_seed(plan.seed)
     coordinator = _coordinator(plan)
     model, optimizer = _model_and_optimizer(plan)
-    task = task_lib.for_model(plan.model_info.kind, plan.source.num_classes,
-                              plan.label_smoothing)
+    task = _task(plan, model)
     step = TrainStep(plan.strategy, model, optimizer, task, plan.global_batch_size,
                      plan.microbatches, plan.jit_compile, plan.mode, log, coordinator)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
@@ -70,11 +70,24 @@ def _coordinator(plan):
     return tf.distribute.coordinator.ClusterCoordinator(plan.strategy)
 
 
+def _task(plan, model):
+    """One replica's maths, under the strategy's scope (a KerasTask's metric variables)."""
+    with plan.strategy.scope():
+        return task_lib.for_model(plan.model_info, plan.num_classes, plan.label_smoothing,
+                                  plan.loss, plan.metrics, own.ends_in_probabilities(model))
+
+
+def _build_model(plan):
+    if not plan.model_info.own:
+        return models.get(plan.model, num_classes=plan.num_classes, **plan.model_options)
+    model = plan.model_info.factory(num_classes=plan.num_classes, **plan.model_options)
+    return own.check_tf_keras(model, f"`model` ({plan.model!r}) returned a value that")
+
+
 def _model_and_optimizer(plan):
     with plan.strategy.scope():
         with precision_lib.policy_scope(plan.precision):
-            model = models.get(plan.model, num_classes=max(plan.source.num_classes, 1),
-                               **plan.model_options)
+            model = _build_model(plan)
         optimizer = optimizers.from_hyperparameters(plan.optimizer_hparams)
         optimizer = precision_lib.wrap_optimizer(optimizer, plan.precision)
     return model, optimizer

@@ -97,7 +97,7 @@ def _run_loop(loop, plan):
             tf.errors.CancelledError) as e:
         if strategies.is_parameter_server(plan.strategy):
             raise ParameterServerLostError(e) from e  # lost workers are rescheduled by TF
-        if plan.replicas == len(plan.strategy.extended.worker_devices):
+        if plan.replicas == len(strategies.worker_devices(plan.strategy)):
             raise  # one process: not a lost peer
         raise WorkerLostError(e) from e
 

@@ -59,3 +59,19 @@ def host_op_model(monkeypatch, image=False):
     monkeypatch.setitem(registry._REGISTRY, name, registry.ModelInfo(
         name, build, shape, "image" if image else "vector", "test"))
     return name
+
+
+def own_cnn(num_outputs=10, softmax=False):
+    """A small tf_keras CNN of a user's own for the bundled 8×8 digits."""
+    import tf_keras as keras
+    inputs = keras.Input((8, 8, 1))
+    x = keras.layers.Conv2D(16, 3, activation="relu")(inputs)
+    x = keras.layers.Flatten()(x)
+    outputs = keras.layers.Dense(num_outputs, activation="softmax" if softmax else None)(x)
+    return keras.Model(inputs, outputs, name="own_cnn")
+
+
+def digit_arrays():
+    """The bundled digits split as a user would hold them: ((x, y) train, (x, y) eval)."""
+    from mlbench.data.bundled import digits_arrays, split
+    return split(*digits_arrays(), eval_fraction=0.2)

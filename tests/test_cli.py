@@ -114,7 +114,7 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
 
 def test_benchmark_command_bad_device_count_names_flag():
     out = run_cli("benchmark", "--model=resnet_tiny", "--num_gpus=0")
-    assert out.returncode == 2 and "`num_gpus` (0)" in out.stderr
+    assert out.returncode == 2 and "`num_devices` (--num_gpus) (0)" in out.stderr
 
 
 def test_launch_reports_a_missed_target_as_such(tmp_path):
@@ -163,3 +163,39 @@ def test_diverged_run_exits_1_and_says_so(tmp_path):
                   "--precision=float32", "--noverbose", f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 1, out.stderr[-2000:]
     assert "diverged" in out.stderr and "not finite" in out.stderr
+
+
+OWN_MODULE = '''
+import tf_keras as keras
+
+
+def small_cnn():
+    inputs = keras.Input((8, 8, 1))
+    x = keras.layers.Flatten()(keras.layers.Conv2D(8, 3, activation="relu")(inputs))
+    return keras.Model(inputs, keras.layers.Dense(10)(x))
+'''
+OWN_JOB = '''# your own model from your own module: mlbench train --import=my_models --gin_file=job.gin
+train.model = @my_models.small_cnn
+train.data = 'digits'
+train.global_batch_size = 32
+train.train_steps = 4
+train.precision = 'float32'
+'''
+
+
+def test_gin_job_names_a_function_of_your_own_module(tmp_path):
+    (tmp_path / "my_models.py").write_text(OWN_MODULE)
+    (tmp_path / "job.gin").write_text(OWN_JOB)
+    out = run_cli("train", "--import=my_models", "--gin_file=job.gin", "--model_dir=run",
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert saved["steps"] == 4 and set(saved["final_metrics"]) == {"accuracy", "eval_loss"}
+    assert "@my_models.small_cnn" in (tmp_path / "run" / "operative_config.gin").read_text()
+    bench = run_cli("benchmark", "--import=my_models", "--model=small_cnn_registered",
+                    "--num_batches=1", "--num_runs=1", cwd=tmp_path)
+    assert bench.returncode == 2 and "'small_cnn_registered'" in bench.stderr
+    misspelled = run_cli("train", "--import=my_modles", "--gin_file=job.gin", cwd=tmp_path)
+    assert misspelled.returncode == 2
+    assert "`--import` ('my_modles')" in misspelled.stderr
+    assert not (tmp_path / "runs").exists()

@@ -41,6 +41,11 @@ class DataSource:
         """True for synthetic data that lives on the device (no iterator)."""
         return False
 
+    @property
+    def has_eval(self):
+        """Whether there is an eval set (synthetic data has none)."""
+        return not self.on_device
+
 
 def shard(dataset, input_context):
     """Shards a dataset per input pipeline (disjoint, as tf.distribute expects)."""

@@ -48,7 +48,8 @@ class SyntheticSource(DataSource):
 
     def distribute(self, strategy, per_replica_batch, seed=0):
         """Per-replica values created on each replica's own device (a PerReplica structure)."""
-        devices = strategy.extended.worker_devices
+        from mlbench.distribute.strategies import worker_devices
+        devices = worker_devices(strategy)
 
         def on_device(ctx):
             # distribute_values_from_function does not place values itself.

@@ -166,10 +166,20 @@ def _tpu():
     return tf.distribute.TPUStrategy(resolver)
 
 
+def worker_devices(strategy):
+    """The devices replicas run on; the default strategy (a model instance of your own
+    runs there) places nothing itself: [None]."""
+    try:
+        return list(strategy.extended.worker_devices)
+    except RuntimeError:
+        return [None]
+
+
 def describe(strategy):
     """A short record of what ran: strategy class and replica count."""
     name = type(strategy).__name__
     # TF's class behind MultiWorkerMirroredStrategy is CollectiveAllReduceStrategy.
     name = {"CollectiveAllReduceStrategy": "MultiWorkerMirroredStrategy",
-            "ParameterServerStrategyV2": "ParameterServerStrategy"}.get(name, name)
+            "ParameterServerStrategyV2": "ParameterServerStrategy",
+            "_DefaultDistributionStrategy": "DefaultStrategy"}.get(name, name)
     return {"strategy": name, "replicas": strategy.num_replicas_in_sync}

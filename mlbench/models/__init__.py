@@ -4,11 +4,14 @@ Published forward FLOPs (multiply-add = 2) are recorded for the full-size
 models so benchmarks report model-FLOPs utilisation without building them;
 tests check the graph count against these figures.
 """
+import dataclasses
 import functools
 
 from mlbench.models import alexnet, bert, vision
 from mlbench.models.flops import bert_encoder_flops, count_graph_flops
-from mlbench.models.registry import ModelInfo, get, info, input_shape, list_models, register
+from mlbench.models.own import is_own
+from mlbench.models.registry import (ModelInfo, get, info, input_shape, list_models, register,
+                                     unregister)
 from mlbench.models.registry import flops as _table_flops
 
 _IMAGE = "image"
@@ -47,6 +50,36 @@ for _size, (_layers, _hidden) in bert.BERT_SIZES.items():
                        f"analytic encoder count at sequence length {BERT_SEQ_LEN}"))
 
 
+def resolve(model):
+    """The ModelInfo of what `train(model=...)` was given: a registered name, a
+    zero-argument function returning a tf_keras.Model, or a tf_keras.Model."""
+    if is_own(model):
+        from mlbench.models import own
+        return own.describe(model)
+    model_info = info(model)
+    if model_info.own and model_info.input_shape is None:  # registered without a shape
+        from mlbench.models import own
+        described = own.describe(lambda: model_info.factory(), name=model_info.name)
+        return dataclasses.replace(described, factory=model_info.factory,
+                                   gflops=model_info.gflops)
+    return model_info
+
+
+def flops_of(model_info, model=None):
+    """Forward FLOPs per example of a resolved model: the recorded figure, else counted
+    on the graph of `model` (built) or of a fresh build."""
+    if model_info.gflops is not None:
+        return model_info.gflops * 1e9
+    if model_info.kind == "bert":
+        raise ValueError(f"No FLOPs figure for {model_info.name!r}.")
+    if model_info.input_shape is None:
+        raise ValueError(f"No FLOPs figure for {model_info.name!r}: its input shape is unknown.")
+    if model is None and not model_info.own:
+        return flops(model_info.name)
+    return float(count_graph_flops(model if model is not None else model_info.factory(),
+                                   model_info.input_shape))
+
+
 @functools.lru_cache(maxsize=None)
 def flops(name):
     """Forward FLOPs per example: the recorded figure, else counted on the graph."""
@@ -58,4 +91,5 @@ def flops(name):
     return float(count_graph_flops(get(name), model_info.input_shape))
 
 
-__all__ = ["get", "list_models", "flops", "info", "input_shape", "count_graph_flops"]
+__all__ = ["get", "list_models", "flops", "flops_of", "info", "resolve", "register",
+           "unregister", "input_shape", "count_graph_flops"]

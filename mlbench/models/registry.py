@@ -1,38 +1,121 @@
 """Model registry: names → factories, input specs and forward FLOPs."""
 import dataclasses
-from typing import Callable, Optional, Tuple
+import inspect
+from typing import Any, Callable, Optional, Tuple
 
 import gin
+
+KINDS = ("image", "vector", "bert")
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelInfo:
-    """What mlbench knows about a model name.
+    """What mlbench knows about a model.
 
     Attributes:
-      name: registry name.
+      name: registry name (or, for your own model, its function's or model's name).
       factory: callable(num_classes, **overrides) -> tf_keras.Model.
-      input_shape: per-example input shape (images) or (seq_len,) for BERT.
-      kind: 'image' (inputs are images, outputs logits) or 'bert' (pretraining dict).
+      input_shape: per-example input shape (images) or (seq_len,) for BERT; None when
+        only the data can say (a model of your own with several inputs).
+      kind: 'image' (inputs are images, outputs logits), 'vector' or 'bert' (pretraining dict).
       source: the library the architecture comes from.
       gflops: forward GFLOPs per example (multiply-add = 2 FLOPs) or None.
       gflops_source: where the figure comes from.
+      own: a model of the user's (registered by them, a function or an instance): its
+        loss and metrics follow Keras' vocabulary ('accuracy'), `mlbench.training.task`.
+      instance: the tf_keras.Model itself when one was passed (used as is, one device).
+      output_width: the model's last output dimension, when known.
+      policy: the dtype policy an instance was built under.
     """
     name: str
     factory: Callable
-    input_shape: Tuple[int, ...]
+    input_shape: Optional[Tuple[int, ...]]
     kind: str
     source: str
     gflops: Optional[float] = None
     gflops_source: str = ""
+    own: bool = False
+    instance: Any = None
+    output_width: Optional[int] = None
+    policy: Optional[str] = None
 
 
 _REGISTRY = {}
 
 
-def register(info):
-    _REGISTRY[info.name] = info
-    return info
+def register(name, factory=None, *, input_shape=None, kind=None, source="registered",
+             gflops=None, replace=False):
+    """Registers a model factory under `name`; usable as a decorator.
+
+        @mlbench.models.register("small_cnn_v2", input_shape=(28, 28, 1))
+        def small_cnn_v2(num_classes=10):
+            ...
+
+    Args:
+      name: the name `train(model=...)`, gin (`train.model = 'name'`) and the CLI use
+        (or a ModelInfo, as mlbench's own models are registered).
+      factory: returns a tf_keras.Model; given `num_classes` (and `model_options`) when
+        it takes them.
+      input_shape: per-example input shape; None = read from the model when a run starts.
+      kind: 'image' | 'vector' (default: 'image' for 3-D inputs, else 'vector').
+      source: where the architecture comes from (shown in results).
+      gflops: forward GFLOPs per example, if published (else counted on the graph).
+      replace: replace an existing name (refused otherwise: built-in models stay).
+    """
+    if isinstance(name, ModelInfo):
+        return _add(name, replace)
+    if factory is None:
+        return lambda f: register(name, f, input_shape=input_shape, kind=kind, source=source,
+                                  gflops=gflops, replace=replace)
+    _check_registration(name, factory, input_shape, kind)
+    shape = tuple(input_shape) if input_shape is not None else None
+    kind = kind or ("image" if shape is not None and len(shape) == 3 else "vector")
+    _add(ModelInfo(name, _accepting(factory), shape, kind, source, gflops,
+                   "published" if gflops else "graph", own=True), replace)
+    return factory
+
+
+def _check_registration(name, factory, input_shape, kind):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"`name` ({name!r}) must be a non-empty string.")
+    if not callable(factory):
+        raise ValueError(f"`factory` ({factory!r}) must be callable (returning a "
+                         "tf_keras.Model).")
+    if kind is not None and kind not in ("image", "vector"):
+        raise ValueError(f"`kind` ({kind!r}) must be 'image' or 'vector'.")
+    if input_shape is not None and not all(isinstance(d, int) and d > 0 for d in input_shape):
+        raise ValueError(f"`input_shape` ({input_shape!r}) must be a tuple of positive ints.")
+
+
+def _add(model_info, replace):
+    if model_info.name in _REGISTRY and not replace:
+        raise ValueError(f"`name` ({model_info.name!r}) is already a registered model "
+                         f"({_REGISTRY[model_info.name].source}); pick another name, or "
+                         "pass replace=True to replace it.")
+    _REGISTRY[model_info.name] = model_info
+    return model_info
+
+
+def unregister(name):
+    """Removes a model registered by the user (tests, notebooks re-running a cell)."""
+    _REGISTRY.pop(name, None)
+
+
+def _accepting(factory):
+    """A factory called as factory(num_classes=..., **model_options): `num_classes` is
+    dropped for a function that does not declare it (its width is its own)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return factory
+    if "num_classes" in parameters or any(p.kind == p.VAR_KEYWORD
+                                          for p in parameters.values()):
+        return factory
+
+    def build(num_classes=None, **model_options):
+        del num_classes
+        return factory(**model_options)
+    return build
 
 
 def list_models():
@@ -42,8 +125,10 @@ def list_models():
 
 def info(name):
     """The ModelInfo of `name`; a ValueError listing the known names otherwise."""
-    if name not in _REGISTRY:
-        raise ValueError(f"`model` ({name!r}) is not a known model; known: {list_models()}.")
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"`model` ({name!r}) is not a known model; known: {list_models()}; "
+                         "or pass your own: a function returning a tf_keras.Model, or "
+                         "a tf_keras.Model.")
     return _REGISTRY[name]
 
 

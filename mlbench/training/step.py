@@ -170,14 +170,35 @@ class TrainStep:
         batch of 0, so the model only runs on non-empty batches: every real
         example is counted once, none is dropped or padded.
         """
-        def counts():
-            outputs = self.model(self.task.inputs(batch), training=False)
+        size = tf.shape(tf.nest.flatten(batch)[0])[0]
+        empty = self._empty_outputs()
+        if empty is not None:
+            # tf_keras metrics update variables: outside the cond (grappler warns about a
+            # stateful op in a cond branch), on outputs that are empty for an empty batch.
+            outputs = tf.cond(size > 0, lambda: self._eval_outputs(batch), lambda: empty)
             return self.task.eval_counts(batch, outputs)
+
+        def counts():
+            return self.task.eval_counts(batch, self._eval_outputs(batch))
 
         def nothing():
             return {name: tf.constant(0.0) for name in self.task.count_names}
-        size = tf.shape(tf.nest.flatten(batch)[0])[0]
         return tf.cond(size > 0, counts, nothing)
+
+    def _eval_outputs(self, batch):
+        return tf.cast(self.model(self.task.inputs(batch), training=False), tf.float32) \
+            if self._empty_outputs() is not None else \
+            self.model(self.task.inputs(batch), training=False)
+
+    def _empty_outputs(self):
+        """Zero-example outputs, for a task with tf_keras metrics and a model whose single
+        output has a known shape; None otherwise."""
+        if not getattr(self.task, "metric_objects", None):
+            return None
+        shape = getattr(self.model, "output_shape", None)
+        if not isinstance(shape, tuple) or any(d is None for d in shape[1:]):
+            return None
+        return tf.zeros((0,) + shape[1:], tf.float32)
 
     def _eval_step(self, batch):
         per_replica = self.strategy.run(self._replica_eval_fn, args=(batch,))
@@ -191,6 +212,7 @@ class TrainStep:
         inline evaluation), reading the variables from the parameter servers.
         """
         totals = None
+        self.task.reset_metrics()
         for batch in distributed_dataset:
             sums = self.eval_step(batch)
             totals = sums if totals is None else {k: totals[k] + sums[k] for k in totals}
