@@ -10,7 +10,6 @@ import argparse
 import ast
 import glob
 import inspect
-import json
 import os
 import sys
 
@@ -211,8 +210,8 @@ def _run_benchmark(args):
         trace_dir=args.trace_dir)
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        with open(os.path.join(args.output_dir, "result.json"), "w") as f:
-            json.dump(result.to_dict(), f, indent=1, default=str)
+        from mlbench.files import write_json
+        write_json(os.path.join(args.output_dir, "result.json"), result.to_dict(), indent=1)
     return EXIT_OK
 
 

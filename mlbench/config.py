@@ -15,6 +15,8 @@ import sys
 import gin
 from gin import config as gin_internals
 
+from mlbench.files import write_text
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -121,12 +123,10 @@ def write(model_dir):
     """Writes the parsed config (before the run) to `model_dir/config.gin`."""
     text = gin.config_str()
     if model_dir and text.strip():
-        with open(os.path.join(model_dir, "config.gin"), "w") as f:
-            f.write(text)
+        write_text(os.path.join(model_dir, "config.gin"), text)
 
 
 def write_operative(model_dir):
     """Writes the values gin actually used to `model_dir/operative_config.gin`."""
     if model_dir:
-        with open(os.path.join(model_dir, "operative_config.gin"), "w") as f:
-            f.write(gin.operative_config_str())
+        write_text(os.path.join(model_dir, "operative_config.gin"), gin.operative_config_str())

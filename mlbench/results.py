@@ -1,7 +1,8 @@
 """What `train()` returns."""
 import dataclasses
-import json
 from typing import Any, Dict, List, Optional
+
+from mlbench.files import write_json
 
 
 @dataclasses.dataclass
@@ -62,5 +63,5 @@ class TrainResult:
         return path
 
     def to_json(self, path):
-        with open(path, "w") as f:
-            json.dump(self.summary(), f, indent=2, default=str)
+        """Writes `summary()` to `path` atomically (a kill mid-write keeps the old file)."""
+        write_json(path, self.summary())

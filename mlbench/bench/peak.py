@@ -15,6 +15,7 @@ import time
 import tensorflow as tf
 
 from mlbench.bench.environment import cpu_model
+from mlbench.files import write_json
 
 # Dense (no sparsity) peak TFLOP/s from vendor data sheets: float32 (CUDA cores), tf32 and
 # half (fp16/bf16 tensor cores). SXM parts where there are several.
@@ -81,9 +82,7 @@ def measured_cpu_peak(policy, refresh=False):
         cache[key] = {"flops": flops, "measured": time.strftime("%Y-%m-%d %H:%M"),
                       "host": platform.node()}
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "w") as f:
-            json.dump(cache, f, indent=1)
-        os.replace(path + ".tmp", path)
+        write_json(path, cache, indent=1)
     entry = cache[key]
     dtype = _compute_dtype(policy).name
     how = (f"measured {entry['flops'] / 1e9:.0f} GFLOP/s: {MATMUL_SIZE}² {dtype} matmuls on "

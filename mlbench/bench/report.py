@@ -1,6 +1,7 @@
 """Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
-import json
 import os
+
+from mlbench.files import write_json, write_text
 
 DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
            "alexnet": "AlexNet", "vgg16": "VGG16"}
@@ -88,12 +89,10 @@ def write(output_dir, title, results, models, device_counts, data_kinds, setting
     os.makedirs(output_dir, exist_ok=True)
     paths = {k: os.path.join(output_dir, f) for k, f in
              (("markdown", "report.md"), ("json", "results.json"), ("png", "chart.png"))}
-    with open(paths["markdown"], "w") as f:
-        f.write(markdown(title, results, models, device_counts, data_kinds, settings, reference,
-                         skipped))
-    with open(paths["json"], "w") as f:
-        json.dump({"title": title, "settings": settings, "skipped": list(skipped),
-                   "results": [r.to_dict() for r in results]}, f, indent=1, default=str)
+    write_text(paths["markdown"], markdown(title, results, models, device_counts, data_kinds,
+                                           settings, reference, skipped))
+    write_json(paths["json"], {"title": title, "settings": settings, "skipped": list(skipped),
+                               "results": [r.to_dict() for r in results]}, indent=1)
     try:
         chart(results, models, paths["png"])
     except ImportError:  # matplotlib is the optional extra mlbench[reports]

@@ -6,7 +6,6 @@ against that plan; each run is the same plan with its own seed and its own
 fresh run directory: MLPerf runs always start from freshly initialised weights.
 """
 import dataclasses
-import json
 import os
 import shutil
 from typing import Optional
@@ -15,6 +14,7 @@ from mlbench import api
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench.distribute import cluster
+from mlbench.files import write_json, write_text
 from mlbench.mlperf import checker, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf.settings import settings
@@ -143,10 +143,9 @@ def table(records, score):
 
 
 def _write(output_dir, config, division, records, score):
-    with open(os.path.join(output_dir, "results.json"), "w") as f:
-        json.dump({"settings": config, "division": division, "score": dataclasses.asdict(score),
-                   "runs": [dataclasses.asdict(r) for r in records]}, f, indent=1)
+    write_json(os.path.join(output_dir, "results.json"),
+               {"settings": config, "division": division, "score": dataclasses.asdict(score),
+                "runs": [dataclasses.asdict(r) for r in records]}, indent=1)
     text = table(records, score)
-    with open(os.path.join(output_dir, "results.md"), "w") as f:
-        f.write(text + "\n")
+    write_text(os.path.join(output_dir, "results.md"), text + "\n")
     print(text)

@@ -11,6 +11,16 @@ def interactive(stream=None):
     return "ipykernel" in sys.modules or (hasattr(stream, "isatty") and stream.isatty())
 
 
+def plain_line(step, total_steps, loss, lr, examples_per_second, examples_per_step):
+    """One progress line; before a rate is measured (the first, compiling step) the rate
+    and the ETA say '—', never nan."""
+    eps = examples_per_second
+    rate = f"{eps:.1f}" if eps else "—"
+    eta = f"{(total_steps - step) * examples_per_step / eps:.0f}s" if eps else "—"
+    return (f"step {step}/{total_steps}  loss {loss:.4f}  lr {lr:.4g}  "
+            f"examples/sec {rate}  ETA {eta}")
+
+
 class Progress:
     """Step updates and messages of one run.
 
@@ -33,10 +43,8 @@ class Progress:
             self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}",
                                  examples_per_sec=f"{examples_per_second or 0:.1f}")
             return
-        eps = examples_per_second
-        eta = ((self.total_steps - step) * self.examples_per_step / eps) if eps else float("nan")
-        print(f"step {step}/{self.total_steps}  loss {loss:.4f}  lr {lr:.4g}  "
-              f"examples/sec {eps or float('nan'):.1f}  ETA {eta:.0f}s", flush=True)
+        print(plain_line(step, self.total_steps, loss, lr, examples_per_second,
+                         self.examples_per_step), flush=True)
 
     def write(self, text):
         if self.bar is not None:

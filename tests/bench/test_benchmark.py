@@ -104,7 +104,8 @@ def test_suite_report_renders(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,needle", [
-    (dict(model="resnet_tiny", num_devices=3), "`num_gpus` (3)"),
+    (dict(model="resnet_tiny", num_devices=3), "`num_devices` (3)"),
+    (dict(model="resnet_tiny", data="imagenette"), "`data` ('imagenette')"),
     (dict(model="resnet5O"), "'resnet5O'"),
     (dict(model="resnet_tiny", variable_update="ring"), "`variable_update` ('ring')"),
     (dict(model="resnet_tiny", data="real"), "needs `data_dir`"),
@@ -135,3 +136,18 @@ def test_xla_refusal_in_benchmark_mode_falls_back_and_is_recorded(monkeypatch):
                                num_warmup_batches=1, num_batches=2, num_runs=1, verbose=False)
     assert result.ran["jit_compile"] is False
     assert result.runs[0].num_steps == 2
+
+
+def test_benchmark_takes_train_data_names():
+    result = mlbench.benchmark("simple_cnn", data="mnist", batch_size=16, num_warmup_batches=1,
+                               num_batches=2, num_runs=1, precision="float32", verbose=False)
+    assert result.data == "mnist" and result.ran["steps_run"] == 1 + 3
+    assert result.images_per_sec["mean"] > 0
+
+
+def test_a_data_source_that_does_not_fit_is_named_briefly(vectors):
+    with pytest.raises(ValueError) as err:
+        mlbench.benchmark("resnet_tiny", data=vectors, num_batches=1, num_runs=1)
+    message = str(err.value)
+    assert "`data` ('vectors', vector examples of shape (16,))" in message
+    assert "does not fit `model` ('resnet_tiny')" in message and len(message) < 500

@@ -1,0 +1,28 @@
+"""Run files written atomically: a temporary file in the same directory, then a rename.
+
+A run killed mid-write (SIGKILL, a full disk, a preempted node) leaves the previous
+version of the file, never half of a new one: `os.replace` is atomic on POSIX.
+"""
+import json
+import os
+import tempfile
+
+
+def write_text(path, text):
+    """Writes `text` to `path` atomically."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path),
+                                         suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+
+
+def write_json(path, value, indent=2):
+    """Writes `value` as JSON to `path` atomically (values JSON cannot hold as strings)."""
+    write_text(path, json.dumps(value, indent=indent, default=str))
