@@ -1,13 +1,23 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
-Public surface: `train`, `benchmark`, `models`, `data`, `TrainResult`, `BenchmarkResult`.
+Public surface: `train`, `benchmark`, `models`, `data`, `TrainResult`, `BenchmarkResult`,
+`RunInterrupted`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
 
 The names load on first use (PEP 562), so `import mlbench` and `mlbench --help` do not
 start TensorFlow, and the command line can quiet TensorFlow's start-up lines first.
 """
 import importlib
+import os
+import sys
 from typing import TYPE_CHECKING
+
+if "tensorflow" not in sys.modules:
+    # TensorFlow's C++ INFO lines (e.g. "Local rendezvous is aborting ... OUT_OF_RANGE" at
+    # the end of every eval pass, from the input pipeline's prefetch) are read from this
+    # variable once, when TensorFlow starts: only an import before TensorFlow can hide them.
+    # Warnings and errors still show; a value the user set is kept.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from mlbench.version import __version__
 
@@ -15,6 +25,7 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "benchmark": ("mlbench.bench.bench", "benchmark"),
            "TrainResult": ("mlbench.results", "TrainResult"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
+           "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -38,3 +49,4 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.bench.bench import benchmark  # noqa: F401
     from mlbench.bench.result import BenchmarkResult  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401
+    from mlbench.training.interrupt import RunInterrupted  # noqa: F401

@@ -14,8 +14,10 @@ import os
 import sys
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
 EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usage or bad "
-              "input, 3 target not reached")
+              "input, 3 target not reached, 130/143 interrupted by SIGINT/SIGTERM "
+              "(checkpoint saved: the same command resumes)")
 NOT_FLAGS = ("gin_files", "gin_bindings", "hooks", "eval_data")  # not from a shell
 
 
@@ -391,6 +393,12 @@ def main(argv=None):
         for name in ("worker_hosts", "ps_hosts", "task_index", "job_name", "controller_host"):
             vars(args).pop(name, None)
         return handler(args)
+    except KeyboardInterrupt as e:  # RunInterrupted: saved and said so; else nothing started
+        code = getattr(e, "exit_code", EXIT_INTERRUPTED)
+        if not hasattr(e, "exit_code"):
+            print(f"mlbench {args.command}: interrupted before training started; nothing "
+                  "was saved", file=sys.stderr)
+        return code
     except (ValueError, TypeError) as e:
         message = _naming_flags(str(e), sys.argv[1:] if argv is None else argv)
         print(f"mlbench {args.command}: error: {message}", file=sys.stderr)

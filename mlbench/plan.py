@@ -22,6 +22,7 @@ from mlbench.bench import variable_update as vu
 from mlbench.distribute import cluster, strategies
 from mlbench.reprs import recordable, short
 from mlbench.training import task as task_lib
+from mlbench.training.checkpoints import latest_checkpoint
 
 @gin.configurable("train", module="mlbench")
 def gin_train_arguments(**arguments):
@@ -352,13 +353,6 @@ def _check_lengths(a):
     if a["eval_every"] is not None and a["eval_every_epochs"] is not None:
         raise ValueError(f"Give at most one of `eval_every` ({a['eval_every']!r}) and "
                          f"`eval_every_epochs` ({a['eval_every_epochs']!r}).")
-
-
-def latest_checkpoint(model_dir):
-    """The newest checkpoint under `model_dir/checkpoints`, or None."""
-    if not model_dir:
-        return None
-    return tf.train.latest_checkpoint(os.path.join(model_dir, "checkpoints"))
 
 
 def check_model_dir(model_dir, resume=True):

@@ -27,6 +27,9 @@ class TrainResult:
       skipped_steps: steps skipped by fp16 dynamic loss scaling.
       run_seconds: wall time of the training loop.
       optimizer: the optimizer (with its loss-scale wrapper under float16).
+      status: 'finished', or 'interrupted' (SIGINT/SIGTERM: checkpointed, resumable).
+      loaded_from: the model_dir whose stored result this is, when the run had already
+        finished there (nothing was trained or rewritten); None for a run that trained.
     """
     model: Any
     final_metrics: Dict[str, float]
@@ -44,6 +47,8 @@ class TrainResult:
     optimizer: Any = None
     time_to_quality_note: Optional[str] = None
     resumed_from_step: Optional[int] = None
+    status: str = "finished"
+    loaded_from: Optional[str] = None
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"
@@ -61,6 +66,13 @@ class TrainResult:
         the tf_keras model."""
         self.model.save(path, save_format="tf", include_optimizer=False)
         return path
+
+    @classmethod
+    def from_summary(cls, summary, model=None, optimizer=None, **changes):
+        """A TrainResult from a stored `summary()` (result.json), with `changes`."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"model", "optimizer"}
+        values = {k: v for k, v in summary.items() if k in names}
+        return cls(model=model, optimizer=optimizer, **{**values, **changes})
 
     def to_json(self, path):
         """Writes `summary()` to `path` atomically (a kill mid-write keeps the old file)."""

@@ -4,9 +4,11 @@ The path every training run takes after `mlbench.plan.resolve` (`train`,
 `mlbench mlperf`): build the parts, say if it resumed, run the loop, record
 what ran (read from the step after it ran) and write result.json.
 """
+import json
 import logging
 import os
 import re
+import signal
 import tempfile
 
 import tensorflow as tf
@@ -16,7 +18,9 @@ from mlbench.data.tfrecords import locate_corruption
 from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
-from mlbench.training.loop import Hooks, Loop, LoopConfig
+from mlbench.training.checkpoints import latest_checkpoint
+from mlbench.training.interrupt import RunInterrupted
+from mlbench.training.loop import Hooks, Loop, LoopConfig, target_met
 from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
 
@@ -62,11 +66,23 @@ def writable_model_dir(model_dir):
 
 
 def run(plan, hooks=None):
-    """Runs a resolved plan to its TrainResult (the `train` path after `resolve`)."""
+    """Runs a resolved plan to its TrainResult (the `train` path after `resolve`).
+
+    A run that already finished in `model_dir` is reported from its result.json (left
+    byte-identical); more `train_steps` continue it and append to its history.
+
+    Raises:
+      RunInterrupted: SIGINT/SIGTERM stopped the run (checkpoint and result.json saved).
+    """
     progress = Progress(plan.train_steps, plan.global_batch_size) if plan.verbose else None
     log = progress.write if progress else None
     model_dir = writable_model_dir(plan.model_dir)
     parts = build(plan, log=log or logging.getLogger("mlbench").info)
+    stored = stored_result(plan, parts)
+    if stored is not None and finished(stored, plan):
+        if progress:
+            progress.close()
+        return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
     config = _loop_config(plan, parts, model_dir, log)
@@ -84,7 +100,53 @@ def run(plan, hooks=None):
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
                optimizer=plan.optimizer_hparams)
-    return _result(outcome, parts, plan, ran, model_dir)
+    earlier = stored["history"] if stored is not None else []
+    result = _result(outcome, parts, plan, ran, model_dir, earlier)
+    if outcome.interrupted is not None:
+        raise _interrupted(outcome.interrupted, result, model_dir)
+    return result
+
+
+def stored_result(plan, parts):
+    """The result.json of the run this one resumes (its steps = the checkpoint's), or None."""
+    path = os.path.join(plan.model_dir, "result.json") if plan.model_dir else None
+    if not parts.resumed_from or not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        stored = json.load(f)
+    return stored if stored.get("steps") == parts.resumed_from_step else None
+
+
+def finished(stored, plan):
+    """A stored run is finished for this plan when it ran every step asked for now, or it
+    met the target asked for now."""
+    if stored.get("status") == "interrupted":
+        return False
+    return stored["steps"] >= plan.train_steps or (
+        stored.get("reached_target") and target_met(stored.get("final_metrics", {}),
+                                                    plan.target))
+
+
+def _report_stored(stored, parts, plan):
+    """The finished run's result as stored, marked as loaded; nothing is written."""
+    result = TrainResult.from_summary(stored, parts.model, parts.optimizer,
+                                      loaded_from=plan.model_dir,
+                                      resumed_from_step=stored["steps"])
+    if plan.verbose:
+        print(f"the run in {plan.model_dir} already finished at step {stored['steps']}: "
+              "reporting its result.json (unchanged); give more train_steps to continue "
+              "it, or a new model_dir for a new run")
+        print(format_summary(result))
+    return result
+
+
+def _interrupted(signum, result, model_dir):
+    where = (f"checkpoint {latest_checkpoint(model_dir)}" if model_dir
+             else "no checkpoint (no model_dir)")
+    line = (f"interrupted ({signal.Signals(signum).name}) at step {result.steps}; {where}; "
+            "run the same command to resume")
+    print(line, flush=True)
+    return RunInterrupted(signum, result, line)
 
 
 def _run_loop(loop, plan):
@@ -139,7 +201,7 @@ def configured_info(plan):
                 label_smoothing=plan.label_smoothing)
 
 
-def _result(outcome, parts, plan, ran, model_dir):
+def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):
     ttq, note = outcome.time_to_quality_s, None
     if parts.resumed_from and ttq is not None:
         ttq, note = None, (f"resumed from step {parts.resumed_from_step}: the clock of a "
@@ -149,12 +211,13 @@ def _result(outcome, parts, plan, ran, model_dir):
         reached_target=outcome.reached_target, time_to_quality_s=ttq,
         time_to_quality_note=note, resumed_from_step=parts.resumed_from_step,
         steps=outcome.steps, examples_per_second=outcome.examples_per_second,
-        history=outcome.history, config=plan.arguments, ran=ran, model_dir=model_dir,
-        compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
-        run_seconds=outcome.run_seconds)
+        history=list(earlier_history) + outcome.history, config=plan.arguments, ran=ran,
+        model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
+        run_seconds=outcome.run_seconds,
+        status="finished" if outcome.interrupted is None else "interrupted")
     if model_dir:
         result.to_json(os.path.join(model_dir, "result.json"))
-    if plan.verbose:
+    if plan.verbose and outcome.interrupted is None:
         print(format_summary(result))
     return result
 

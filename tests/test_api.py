@@ -19,6 +19,9 @@ GOOD = dict(model="simple_cnn", data="digits", global_batch_size=32, train_steps
     ({"train_epochs": 1}, "`train_epochs` (1)"),
     ({"optimizer": "adagrad"}, "'adagrad'"),
     ({"gradient_accumulation_steps": 0}, "(0)"),
+    ({"target": {"accuracy": 0.9}}, "names ['accuracy'], which this run does not produce; "
+                                    "its metrics are ['top1', 'eval_loss']"),
+    ({"data": __import__("numpy").zeros((3, 2))}, "`data` (ndarray(shape=(3, 2)"),
 ])
 def test_bad_input_is_refused_before_anything_is_written(tmp_path, override, needle):
     model_dir = tmp_path / "run"
@@ -98,3 +101,26 @@ def test_tensorboard_layout_reads_back(tmp_path):
     assert {"top1", "eval_loss"} <= set(validation.Tags()["tensors"])
     assert [e.step for e in validation.Tensors("top1")] == [2, 4]
     assert "_hparams_/session_start_info" in train.Tags()["tensors"]
+
+
+def test_rerunning_a_finished_run_reports_it_and_leaves_result_json_byte_identical(
+        tmp_path, capsys):
+    run = dict(GOOD, train_steps=6, eval_every=3, model_dir=str(tmp_path / "run"))
+    first = mlbench.train(**run)
+    stored = (tmp_path / "run" / "result.json").read_bytes()
+    again = mlbench.train(**dict(run, verbose=True))
+    assert (tmp_path / "run" / "result.json").read_bytes() == stored
+    assert again.final_metrics == first.final_metrics and again.history == first.history
+    assert again.loaded_from == str(tmp_path / "run") and again.resumed_from_step == 6
+    assert "already finished at step 6" in capsys.readouterr().out
+    more = mlbench.train(**dict(run, train_steps=9))
+    assert more.steps == 9 and [h["step"] for h in more.history] == \
+        [h["step"] for h in first.history] + [7, 9]
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["steps"] == 9
+
+
+def test_first_progress_line_has_no_nan(capsys):
+    mlbench.train(**dict(GOOD, verbose=True, steps_per_loop=1))
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("step ")]
+    assert lines[0].startswith("step 1/2") and "examples/sec —  ETA —" in lines[0]
+    assert not any("nan" in line for line in lines)

@@ -16,6 +16,8 @@ from typing import Callable, Dict, List, Optional
 import tensorflow as tf
 
 from mlbench.optimizers import current_learning_rate, optimizer_variables
+from mlbench.training import checkpoints
+from mlbench.training.interrupt import StopRequests
 from mlbench.training.profile import Profile
 
 
@@ -85,6 +87,7 @@ class LoopOutcome:
     compile_s: float
     skipped_steps: int
     run_seconds: float
+    interrupted: Optional[int] = None  # the signal that stopped the run, if one did
 
 
 class Hooks:
@@ -114,8 +117,7 @@ class Loop:
         self.hooks = hooks or Hooks()
         self.manager = None
         if config.model_dir and checkpoint is not None:
-            self.manager = tf.train.CheckpointManager(
-                checkpoint, os.path.join(config.model_dir, "checkpoints"), max_to_keep=3)
+            self.manager = checkpoints.manager(checkpoint, config.model_dir)
         self.writers = {name: (tf.summary.create_file_writer(os.path.join(config.model_dir, name))
                                if config.model_dir else tf.summary.create_noop_writer())
                         for name in ("train", "validation")}
@@ -146,7 +148,8 @@ class Loop:
         self.hooks.on_run_start()
         run_start = time.perf_counter()
         try:
-            step = self._train(state, timing, run_start)
+            with StopRequests() as stop:
+                step = self._train(state, timing, run_start, stop)
         except Exception:  # divergence, corrupt data, a lost worker: the run is aborted
             self.hooks.on_run_stop(False)
             raise
@@ -155,12 +158,12 @@ class Loop:
             writer.flush()
         return LoopOutcome(state["history"], state["metrics"], state["reached"], state["ttq"],
                            step, timing.examples_per_second(), timing.compile_s, timing.skipped,
-                           time.perf_counter() - run_start)
+                           time.perf_counter() - run_start, stop.signum)
 
-    def _train(self, state, timing, run_start):
+    def _train(self, state, timing, run_start, stop):
         c = self.config
-        step, block = self.global_step, 0
-        while step < c.train_steps and not state["reached"]:
+        step, block, saved = self.global_step, 0, None
+        while step < c.train_steps and not state["reached"] and stop.signum is None:
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
             first = block == 0 and not c.warmup
@@ -175,19 +178,16 @@ class Loop:
                     state["reached"], state["ttq"] = True, time.perf_counter() - run_start
             if self.manager and (self._checkpoint_due(step) or state["reached"]):
                 self._save(step, loss)
+                saved = step
+        if stop.signum is not None and self.manager and saved != step and block:
+            self._save(step, loss)  # interrupted: keep the steps done since the last save
         return step
 
     def _save(self, step, loss):
-        """Saves only finite state: a checkpoint is what a restart trusts. Every float
-        variable it holds is checked — weights, BN statistics and optimizer slots."""
-        if not self._state_finite():
+        """Saves only finite state (`mlbench.training.checkpoints`)."""
+        state = self.step.model.variables + optimizer_variables(self.step.optimizer)
+        if not checkpoints.save_finite(self.manager, state, step):
             raise DivergenceError(step, f"{loss} with non-finite weights or optimizer state")
-        self.manager.save(checkpoint_number=step)
-
-    def _state_finite(self):
-        state = [v for v in self.step.model.variables + optimizer_variables(self.step.optimizer)
-                 if v.dtype.is_floating]
-        return bool(tf.reduce_all([tf.reduce_all(tf.math.is_finite(v)) for v in state]))
 
     def _maybe_trace(self, block):
         """Profiles the second block (the first may carry tracing and compilation)."""
