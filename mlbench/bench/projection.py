@@ -1,0 +1,393 @@
+"""Scaling projector: images/sec on n devices (or hosts) from one measured device.
+
+Model (docs/projection.md):
+
+    step(n) = compute / η(n) + exposed(n)
+    exposed(n) = max(0, comm(n) − overlap · backward),  backward = 2/3 · compute
+
+`compute` is the measured 1-device step time minus its own exposed
+communication (a parameter server on the CPU copies gradients even for one
+GPU). `comm(n)` is the traffic of the `variable_update` pattern over the
+platform record's bandwidths plus a latency per hop; `overlap` ∈ [0, 1] is how
+much of it hides behind the backward pass: the band runs from 0 (no overlap,
+the low figure) to 1 (full overlap, the high one); the point estimate uses
+OVERLAP. η(n) is the one fitted factor per platform and device count, fitted on
+InceptionV3 only (the most compute-bound model); there is no per-model factor.
+"""
+import dataclasses
+from typing import Dict, Optional
+
+from mlbench.bench import platforms
+
+OVERLAP = 0.5  # the point estimate: half of the communication hides behind backward
+BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward (Kaplan et al. 2020)
+PATTERNS = ("replicated", "ps_cpu", "ps_gpu", "distributed_replicated")
+
+
+def pattern_for(variable_update, local_parameter_device="cpu"):
+    """The communication pattern of a tf_cnn_benchmarks `variable_update`."""
+    if variable_update in ("replicated", "distributed_replicated"):
+        return variable_update
+    if variable_update == "parameter_server":
+        return "ps_cpu" if local_parameter_device == "cpu" else "ps_gpu"
+    raise ValueError(f"`variable_update` ({variable_update!r}) must be one of "
+                     "['parameter_server', 'replicated', 'distributed_replicated'].")
+
+
+def pattern_for_strategy(strategy_name):
+    """The pattern of a tf.distribute strategy name (as `BenchmarkResult.ran` records it)."""
+    mapping = {"MirroredStrategy": "replicated", "OneDeviceStrategy": "replicated",
+               "CentralStorageStrategy": "ps_cpu", "MultiWorkerMirroredStrategy":
+               "distributed_replicated", "ParameterServerStrategy": "ps_cpu"}
+    if strategy_name not in mapping:
+        raise ValueError(f"strategy ({strategy_name!r}) has no projection pattern; known: "
+                         f"{sorted(mapping)}.")
+    return mapping[strategy_name]
+
+
+def communication_s(pattern, n, gradient_bytes, record):
+    """Seconds of gradient/parameter traffic per step on `n` devices (no overlap)."""
+    bw = lambda field: platforms.value(record, field)  # noqa: E731
+    latency, g = bw("latency_s"), float(gradient_bytes)
+    if pattern == "replicated":
+        return 2 * (n - 1) / n * g / bw("ring_bandwidth") + 2 * (n - 1) * latency if n > 1 else 0.0
+    if pattern == "ps_gpu":  # variables spread over the GPUs, each sends and gets (n-1)/n
+        return 2 * (n - 1) / n * g / bw("pcie_per_device") + 2 * latency if n > 1 else 0.0
+    if pattern == "ps_cpu":  # every GPU pushes g and pulls g; the host sums n copies
+        links = max(2 * g / bw("pcie_per_device"), 2 * n * g / bw("host_uplink"))
+        return links + n * g / bw("cpu_reduce_bandwidth") + 2 * latency
+    if pattern == "distributed_replicated":
+        per_host = record["devices_per_host"]
+        hosts, local = max(1, n // per_host), min(n, per_host)
+        inside = communication_s("replicated", local, g, record)
+        between = (2 * g * (hosts - 1) / hosts / bw("nic_bandwidth") + 2 * (hosts - 1) * latency
+                   if hosts > 1 else 0.0)
+        return inside + between
+    raise ValueError(f"`pattern` ({pattern!r}) must be one of {list(PATTERNS)}.")
+
+
+def exposed_s(comm, compute, overlap):
+    return max(0.0, comm - overlap * BACKWARD_SHARE * compute)
+
+
+@dataclasses.dataclass
+class Cell:
+    """One projected cell: images/sec (point, low = no overlap, high = full overlap) and
+    the breakdown of the point estimate's step, in seconds."""
+    devices: int
+    images_per_sec: float
+    low: float
+    high: float
+    linear: float
+    compute_s: float
+    exposed_s: float
+    hidden_s: float
+    derate_s: float
+    measured: Optional[float] = None
+
+    @property
+    def error(self):
+        return None if self.measured is None else self.images_per_sec / self.measured - 1
+
+    @property
+    def linear_error(self):
+        return None if self.measured is None else self.linear / self.measured - 1
+
+    def in_band(self, tolerance=0.03):
+        return (self.measured is not None and
+                self.low * (1 - tolerance) <= self.measured <= self.high * (1 + tolerance))
+
+
+def compute_s(step_s, n, pattern, gradient_bytes, record):
+    """A measured `n`-device step without its exposed communication (point overlap k):
+    step = c + max(0, comm − k·c), solved for c."""
+    comm = communication_s(pattern, n, gradient_bytes, record)
+    k = OVERLAP * BACKWARD_SHARE
+    return step_s if comm <= k * step_s else (step_s - comm) / (1 - k)
+
+
+def project_cell(images_per_sec, batch, n, pattern, gradient_bytes, record, eta=1.0,
+                 base_devices=1, measured=None):
+    """Projects `n` devices from a measurement on `base_devices` (images/sec at per-device
+    `batch`)."""
+    _check(images_per_sec, batch, n, base_devices, eta)
+    base_step = base_devices * batch / images_per_sec
+    compute = compute_s(base_step, base_devices, pattern, gradient_bytes, record)
+    comm = communication_s(pattern, n, gradient_bytes, record)
+
+    def rate(overlap):
+        return n * batch / (compute / eta + exposed_s(comm, compute, overlap))
+    exposed = exposed_s(comm, compute, OVERLAP)
+    return Cell(devices=n, images_per_sec=rate(OVERLAP), low=rate(0.0), high=rate(1.0),
+                linear=images_per_sec * n / base_devices, compute_s=compute,
+                exposed_s=exposed, hidden_s=comm - exposed, derate_s=compute / eta - compute,
+                measured=measured)
+
+
+def _check(images_per_sec, batch, n, base_devices, eta):
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"`devices` ({n!r}) must be an integer >= 1.")
+    if images_per_sec is None or not images_per_sec > 0:
+        raise ValueError(f"`images_per_sec` ({images_per_sec!r}): a measured single-device "
+                         "throughput (> 0) is needed; give a BenchmarkResult, a results.json "
+                         "or the figure.")
+    if not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"`batch_size` ({batch!r}) must be an integer >= 1.")
+    if not eta > 0:
+        raise ValueError(f"η ({eta!r}) must be > 0.")
+    if n < base_devices:
+        raise ValueError(f"`devices` ({n}) must be at least the measured {base_devices}.")
+
+
+def fit_eta(images_per_sec: Dict[int, float], batch, pattern, gradient_bytes, record,
+            base_devices=1):
+    """η(n) that makes the point projection of one model (InceptionV3) exact."""
+    base_step = base_devices * batch / images_per_sec[base_devices]
+    compute = compute_s(base_step, base_devices, pattern, gradient_bytes, record)
+    etas = {}
+    for n, measured in images_per_sec.items():
+        if n == base_devices:
+            continue
+        comm = communication_s(pattern, n, gradient_bytes, record)
+        step = n * batch / measured
+        etas[n] = compute / (step - exposed_s(comm, compute, OVERLAP))
+    return etas
+
+
+# --- the benchmarks page as the validation set ---------------------------------------
+
+# Trainable parameters of mlbench's builds of the page's models (counted on the built
+# models; tests check resnet50 against its build). Gradients are float32: 4 bytes each.
+PARAMETERS = {"inception_v3": 23_817_352, "resnet50": 25_557_032, "resnet152": 60_192_808,
+              "alexnet": 61_838_248, "vgg16": 138_357_544}
+CALIBRATION_MODEL = "inception_v3"
+PAGE_SUITES = {"dgx1_p100": "dgx1_p100", "dgx1_p100_bs32": "dgx1_p100",
+               "gce_k80": "gce_k80", "gce_k80_bs32": "gce_k80",
+               "ec2_k80": "ec2_p2_8xlarge", "ec2_k80_bs32": "ec2_p2_8xlarge",
+               "ec2_distributed": "ec2_p2_8xlarge", "ec2_distributed_bs32": "ec2_p2_8xlarge"}
+# The η of each platform is fitted on this suite's InceptionV3 (batch 64 tables).
+CALIBRATION_SUITE = {"dgx1_p100": "dgx1_p100", "gce_k80": "gce_k80",
+                     "ec2_p2_8xlarge": "ec2_k80"}
+
+
+def page_suite(name):
+    """(batch sizes, {model: pattern}, synthetic {n: {model: images/sec}}, base devices)
+    of a page suite, read from its gin file."""
+    import gin
+    from mlbench import config as gin_config
+    from mlbench.bench import defaults, suite  # noqa: F401  (registers benchmark_suite)
+    if name not in PAGE_SUITES:
+        raise ValueError(f"`suite` ({name!r}) is not a benchmarks-page suite; known: "
+                         f"{sorted(PAGE_SUITES)}.")
+    with gin_config.isolated():
+        gin_config.parse([f"benchmarks/{name}.gin"], skip_unknown=("mlperf",))
+        sizes = gin.query_parameter("benchmark_suite.batch_sizes")
+        reference = gin.query_parameter("benchmark_suite.reference")["synthetic"]
+        try:
+            updates = gin.query_parameter("benchmark_suite.variable_updates") or {}
+        except ValueError:
+            updates = {}
+    patterns = {m: pattern_for(*(updates.get(m) or defaults.variable_update(m)))
+                for m in reference[min(reference)]}
+    base = 8 if name.startswith("ec2_distributed") else 1
+    return sizes, patterns, reference, base
+
+
+def page_etas(platform):
+    """η(n) of a platform, fitted on InceptionV3 of its calibration suite (and, for the
+    distributed counts, of the distributed suite)."""
+    record = platforms.get(platform)
+    etas = {}
+    for suite_name in (CALIBRATION_SUITE[platform],) + (
+            ("ec2_distributed",) if platform == "ec2_p2_8xlarge" else ()):
+        sizes, patterns, reference, base = page_suite(suite_name)
+        m = CALIBRATION_MODEL
+        figures = {n: row[m] for n, row in reference.items() if n >= base}
+        etas.update(fit_eta(figures, sizes[m], patterns[m], 4 * PARAMETERS[m], record, base))
+    return etas
+
+
+def project_page(name):
+    """Every cell of a page suite projected from its own base row: {model: [Cell]}."""
+    sizes, patterns, reference, base = page_suite(name)
+    platform = PAGE_SUITES[name]
+    record, etas = platforms.get(platform), page_etas(platform)
+    cells = {}
+    for model, pattern in patterns.items():
+        cells[model] = [
+            project_cell(reference[base][model], sizes[model], n, pattern,
+                         4 * PARAMETERS[model], record, etas.get(n, 1.0), base,
+                         measured=reference[n].get(model))
+            for n in sorted(reference) if n > base and model in reference[n]]
+    return cells
+
+
+def summary(cells, exclude=(CALIBRATION_MODEL,)):
+    """Mean absolute % error, cells within 5 % / 10 %, in band, worst — projection and
+    linear scaling side by side — over the cells of models not in `exclude`."""
+    held = [(m, c) for m, row in cells.items() if m not in exclude for c in row
+            if c.measured is not None]
+    if not held:
+        return {}
+
+    def figures(errors):
+        absolute = [abs(e) for e in errors]
+        return {"mape": 100 * sum(absolute) / len(absolute),
+                "within_5": sum(a <= 0.05 for a in absolute),
+                "within_10": sum(a <= 0.10 for a in absolute)}
+    worst_model, worst = max(held, key=lambda mc: abs(mc[1].error))
+    return {"cells": len(held), "projection": figures([c.error for _, c in held]),
+            "linear": figures([c.linear_error for _, c in held]),
+            "in_band": sum(c.in_band() for _, c in held),
+            "worst": {"model": worst_model, "devices": worst.devices,
+                      "error_pct": 100 * worst.error}}
+
+
+# --- projecting a measurement (a BenchmarkResult, a results.json, a figure) -----------
+
+@dataclasses.dataclass
+class Projection:
+    """Projected cells of one model on one platform, from a measurement on `base_devices`."""
+    model: str
+    platform: str
+    pattern: str
+    batch_size: int
+    base_devices: int
+    images_per_sec: float
+    gradient_bytes: int
+    cells: list
+
+    def table(self):
+        return format_table({self.model: self.cells}, self.platform)
+
+    def to_dict(self):
+        return {**{k: v for k, v in dataclasses.asdict(self).items() if k != "cells"},
+                "label": "projection (not measured)",
+                "cells": [dict(dataclasses.asdict(c), error=c.error) for c in self.cells]}
+
+
+def gradient_bytes_of(model):
+    """Bytes of one set of gradients: trainable variables × their dtype's size (mlbench
+    all-reduces float32 gradients; variables stay float32 under mixed precision)."""
+    return int(sum(v.shape.num_elements() * v.dtype.size for v in model.trainable_variables))
+
+
+def model_gradient_bytes(name):
+    """4 × the recorded parameters of a page model, else counted on a build (in a graph)."""
+    if name in PARAMETERS:
+        return 4 * PARAMETERS[name]
+    import tensorflow as tf
+    from mlbench import models
+    info = models.resolve(name)
+    with tf.Graph().as_default():
+        built = info.factory() if info.own else models.get(name)
+        return gradient_bytes_of(built)
+
+
+def platform_eta(platform, n):
+    """The fitted η of a page platform at `n`, else the record's, else 1 (assumed)."""
+    if platform in CALIBRATION_SUITE:
+        return page_etas(platform).get(n, 1.0)
+    record = platforms.get(platform)
+    return float((record.get("eta") or {}).get(str(n), (record.get("eta") or {}).get(n, 1.0)))
+
+
+def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
+            base_devices=1, devices=(2, 4, 8), platform="dgx1_p100", variable_update=None,
+            local_parameter_device="cpu", gradient_bytes=None):
+    """Projects images/sec on `devices` from one measurement.
+
+    Args:
+      result: a BenchmarkResult, a path to its result.json, or None (give the figures).
+      model / images_per_sec / batch_size / base_devices: the measurement by hand (e.g. the
+        page's 1-GPU column), or overrides of `result`'s.
+      devices: device counts to project (several hosts: multiples of the record's
+        devices_per_host with variable_update='distributed_replicated').
+      platform: a record name (`mlbench.bench.platforms.RECORDS`), a JSON path or a dict.
+      variable_update / local_parameter_device: the pattern (default: the result's
+        strategy, else 'replicated').
+      gradient_bytes: bytes all-reduced per step (default: counted on the model).
+
+    Returns:
+      Projection (clearly a projection: `to_dict()['label']`).
+    """
+    measured = _measurement(result)
+    model = model or measured.get("model")
+    images_per_sec = images_per_sec or measured.get("images_per_sec")
+    batch_size = batch_size or measured.get("batch_size")
+    base_devices = measured.get("num_devices", base_devices)
+    if not model:
+        raise ValueError("`model` is needed (a name, or a result that names it).")
+    record = platforms.get(platform)
+    pattern = (pattern_for(variable_update, local_parameter_device) if variable_update
+               else measured.get("pattern", "replicated"))
+    g = gradient_bytes or model_gradient_bytes(model)
+    name = record["name"] if isinstance(platform, dict) else platform
+    cells = [project_cell(images_per_sec, batch_size, n, pattern, g, record,
+                          platform_eta(name, n), base_devices) for n in devices]
+    return Projection(model, name, pattern, batch_size, base_devices, images_per_sec, g, cells)
+
+
+def _measurement(result):
+    """{model, images_per_sec, batch_size, num_devices, pattern} of a result or its JSON."""
+    if result is None:
+        return {}
+    if isinstance(result, str):
+        import json
+        with open(result) as f:
+            data = json.load(f)
+    else:
+        data = result.to_dict()
+    strategy = (data.get("ran") or {}).get("strategy")
+    return {"model": data["model"], "images_per_sec": data["images_per_sec"]["mean"],
+            "batch_size": data["batch_size"], "num_devices": data["num_devices"],
+            "pattern": pattern_for_strategy(strategy) if strategy else "replicated"}
+
+
+def format_table(cells_by_model, title, with_measured=False):
+    """Rows = devices, columns = models, as the page: 'point [low–high]' (and measured)."""
+    models = list(cells_by_model)
+    devices = sorted({c.devices for row in cells_by_model.values() for c in row})
+    lines = [f"projected images/sec on {title} (point [no overlap – full overlap]; linear "
+             "scaling in parentheses)", "devices\t" + "\t".join(models)]
+    for n in devices:
+        cells = [next((c for c in cells_by_model[m] if c.devices == n), None) for m in models]
+        lines.append(f"{n}\t" + "\t".join(_cell_text(c, with_measured) for c in cells))
+    return "\n".join(lines)
+
+
+def _cell_text(cell, with_measured):
+    if cell is None:
+        return "-"
+    text = f"{cell.images_per_sec:.0f} [{cell.low:.0f}–{cell.high:.0f}] ({cell.linear:.0f})"
+    if with_measured and cell.measured is not None:
+        text += f" page {cell.measured:g} {100 * cell.error:+.1f}%"
+    return text
+
+
+def format_summary(figures, what):
+    if not figures:
+        return f"{what}: no held-out cells"
+    p, lin = figures["projection"], figures["linear"]
+    worst = figures["worst"]
+    return (f"{what}: {figures['cells']} held-out cells (all but {CALIBRATION_MODEL}) — "
+            f"projection MAPE {p['mape']:.2f} %, {p['within_5']} within 5 %, "
+            f"{p['within_10']} within 10 %, {figures['in_band']} measured inside the band "
+            f"(±3 %); linear scaling MAPE {lin['mape']:.2f} %, {lin['within_5']} within 5 %, "
+            f"{lin['within_10']} within 10 %; worst {worst['model']} at {worst['devices']} "
+            f"devices ({worst['error_pct']:+.1f} %)")
+
+
+SINGLE_HOST_GATE_SUITES = ("dgx1_p100", "dgx1_p100_bs32", "gce_k80", "ec2_k80")
+
+
+def validate_page():
+    """The page's validation: the 57 single-host synthetic cells (45 held out) and the
+    distributed table's 16/32/64 cells, each with the summary beside linear scaling."""
+    single = {f"{s}/{m}": row for s in SINGLE_HOST_GATE_SUITES
+              for m, row in project_page(s).items()}
+    distributed = project_page("ec2_distributed")
+    held = [k for k in single if k.endswith(CALIBRATION_MODEL)]
+    return {"single_host": single, "single_host_summary": summary(single, exclude=held),
+            "distributed": distributed,
+            "distributed_summary": summary(distributed, exclude=())}
