@@ -17,6 +17,7 @@ if "tensorflow" not in sys.modules:
     # the end of every eval pass, from the input pipeline's prefetch) are read from this
     # variable once, when TensorFlow starts: only an import before TensorFlow can hide them.
     # Warnings and errors still show; a value the user set is kept.
+    LOG_LEVEL_DEFAULTED = "TF_CPP_MIN_LOG_LEVEL" not in os.environ  # the CLI may set its own
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from mlbench.version import __version__

@@ -23,7 +23,9 @@ NOT_FLAGS = ("gin_files", "gin_bindings", "hooks", "eval_data")  # not from a sh
 
 def _quiet_tensorflow():
     """No C++ INFO/WARNING lines; on machines without an NVIDIA device, no cuInit error."""
-    if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+    import mlbench
+    if "TF_CPP_MIN_LOG_LEVEL" not in os.environ or getattr(mlbench, "LOG_LEVEL_DEFAULTED",
+                                                          False):
         no_gpu = not glob.glob("/dev/nvidia[0-9]*")
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3" if no_gpu else "2"
     from absl import logging as absl_logging
@@ -227,6 +229,53 @@ def _run_suite(args):
     return EXIT_OK
 
 
+def _project_flags(parser):
+    parser.add_argument("--suite", help="a benchmarks-page suite (e.g. dgx1_p100) to project "
+                        "from its own base row (with --from=page).")
+    parser.add_argument("--from", dest="source", default=None,
+                        help="page (the suite's published figures) or a result.json of "
+                             "`mlbench benchmark --output_dir`.")
+    parser.add_argument("--model", help="model name (with --images_per_sec by hand).")
+    parser.add_argument("--images_per_sec", type=float, help="measured images/sec.")
+    parser.add_argument("--batch_size", type=int, help="per-device batch of that figure.")
+    parser.add_argument("--devices", default="2,4,8", help="device counts, e.g. 2,4,8.")
+    parser.add_argument("--platform", default="dgx1_p100",
+                        help="platform record name or JSON file (mlbench.bench.platforms).")
+    parser.add_argument("--variable_update", help="parameter_server | replicated | "
+                        "distributed_replicated (default: the result's strategy).")
+    parser.add_argument("--local_parameter_device", default="cpu", help="cpu | gpu.")
+    parser.add_argument("--json", help="write every figure shown to this JSON file.")
+
+
+def _run_project(args):
+    from mlbench.bench import projection, suite
+    from mlbench.files import write_json
+    if args.suite or args.source == "page":
+        if not (args.suite and args.source == "page"):
+            raise ValueError("`--suite` goes with `--from=page` (project a page table from "
+                             "its own base row).")
+        cells = projection.project_page(args.suite, suite.page_suite)
+        figures = projection.summary(cells)
+        print(projection.format_table(cells, args.suite, with_measured=True))
+        print(projection.format_summary(figures, args.suite))
+        output = {"suite": args.suite, "label": "projection (not measured)", "summary": figures,
+                  "cells": {m: [dict(vars(c), error=c.error) for c in row]
+                            for m, row in cells.items()}}
+    else:
+        devices = [int(d) for d in args.devices.split(",") if d.strip()]
+        result = projection.project(args.source, model=args.model,
+                                    images_per_sec=args.images_per_sec,
+                                    batch_size=args.batch_size, devices=devices,
+                                    platform=args.platform, variable_update=args.variable_update,
+                                    local_parameter_device=args.local_parameter_device,
+                                    read_suite=suite.page_suite)
+        print(result.table())
+        output = result.to_dict()
+    if args.json:
+        write_json(args.json, output)
+    return EXIT_OK
+
+
 def _mlperf_flags(parser):
     _gin_flags(parser, required=True)
     parser.add_argument("--runs", type=int, default=1, help="runs (seeds seed, seed+1, ...).")
@@ -333,6 +382,8 @@ COMMANDS = {
                   _run_benchmark),
     "mlperf": ("MLPerf time-to-quality runs, compliance-checked logs and the olympic score",
                lambda p: (_mlperf_flags(p), _import_flags(p)), _run_mlperf),
+    "project": ("images/sec on N devices or hosts projected from one measurement (and the "
+                "page's tables as its validation)", _project_flags, _run_project),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
              _data_flags, _run_data),
     "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",

@@ -170,48 +170,29 @@ CALIBRATION_SUITE = {"dgx1_p100": "dgx1_p100", "gce_k80": "gce_k80",
                      "ec2_p2_8xlarge": "ec2_k80"}
 
 
-def page_suite(name):
-    """(batch sizes, {model: pattern}, synthetic {n: {model: images/sec}}, base devices)
-    of a page suite, read from its gin file."""
-    import gin
-    from mlbench import config as gin_config
-    from mlbench.bench import defaults, suite  # noqa: F401  (registers benchmark_suite)
-    if name not in PAGE_SUITES:
-        raise ValueError(f"`suite` ({name!r}) is not a benchmarks-page suite; known: "
-                         f"{sorted(PAGE_SUITES)}.")
-    with gin_config.isolated():
-        gin_config.parse([f"benchmarks/{name}.gin"], skip_unknown=("mlperf",))
-        sizes = gin.query_parameter("benchmark_suite.batch_sizes")
-        reference = gin.query_parameter("benchmark_suite.reference")["synthetic"]
-        try:
-            updates = gin.query_parameter("benchmark_suite.variable_updates") or {}
-        except ValueError:
-            updates = {}
-    patterns = {m: pattern_for(*(updates.get(m) or defaults.variable_update(m)))
-                for m in reference[min(reference)]}
-    base = 8 if name.startswith("ec2_distributed") else 1
-    return sizes, patterns, reference, base
-
-
-def page_etas(platform):
+def page_etas(platform, read_suite):
     """η(n) of a platform, fitted on InceptionV3 of its calibration suite (and, for the
-    distributed counts, of the distributed suite)."""
+    distributed counts, of the distributed suite). `read_suite(name)` gives a page suite's
+    (batch sizes, patterns, synthetic table, base devices): `mlbench.bench.suite.page_suite`."""
     record = platforms.get(platform)
     etas = {}
     for suite_name in (CALIBRATION_SUITE[platform],) + (
             ("ec2_distributed",) if platform == "ec2_p2_8xlarge" else ()):
-        sizes, patterns, reference, base = page_suite(suite_name)
+        sizes, patterns, reference, base = read_suite(suite_name)
         m = CALIBRATION_MODEL
         figures = {n: row[m] for n, row in reference.items() if n >= base}
         etas.update(fit_eta(figures, sizes[m], patterns[m], 4 * PARAMETERS[m], record, base))
     return etas
 
 
-def project_page(name):
+def project_page(name, read_suite):
     """Every cell of a page suite projected from its own base row: {model: [Cell]}."""
-    sizes, patterns, reference, base = page_suite(name)
+    if name not in PAGE_SUITES:
+        raise ValueError(f"`suite` ({name!r}) is not a benchmarks-page suite; known: "
+                         f"{sorted(PAGE_SUITES)}.")
+    sizes, patterns, reference, base = read_suite(name)
     platform = PAGE_SUITES[name]
-    record, etas = platforms.get(platform), page_etas(platform)
+    record, etas = platforms.get(platform), page_etas(platform, read_suite)
     cells = {}
     for model, pattern in patterns.items():
         cells[model] = [
@@ -284,17 +265,17 @@ def model_gradient_bytes(name):
         return gradient_bytes_of(built)
 
 
-def platform_eta(platform, n):
+def platform_eta(platform, n, read_suite=None):
     """The fitted η of a page platform at `n`, else the record's, else 1 (assumed)."""
-    if platform in CALIBRATION_SUITE:
-        return page_etas(platform).get(n, 1.0)
+    if platform in CALIBRATION_SUITE and read_suite is not None:
+        return page_etas(platform, read_suite).get(n, 1.0)
     record = platforms.get(platform)
     return float((record.get("eta") or {}).get(str(n), (record.get("eta") or {}).get(n, 1.0)))
 
 
 def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
             base_devices=1, devices=(2, 4, 8), platform="dgx1_p100", variable_update=None,
-            local_parameter_device="cpu", gradient_bytes=None):
+            local_parameter_device="cpu", gradient_bytes=None, read_suite=None):
     """Projects images/sec on `devices` from one measurement.
 
     Args:
@@ -307,6 +288,8 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
       variable_update / local_parameter_device: the pattern (default: the result's
         strategy, else 'replicated').
       gradient_bytes: bytes all-reduced per step (default: counted on the model).
+      read_suite: reads page suites, for the η fitted on the page's platforms
+        (`mlbench.bench.suite.page_suite`); without it η is 1.
 
     Returns:
       Projection (clearly a projection: `to_dict()['label']`).
@@ -324,7 +307,7 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
     g = gradient_bytes or model_gradient_bytes(model)
     name = record["name"] if isinstance(platform, dict) else platform
     cells = [project_cell(images_per_sec, batch_size, n, pattern, g, record,
-                          platform_eta(name, n), base_devices) for n in devices]
+                          platform_eta(name, n, read_suite), base_devices) for n in devices]
     return Projection(model, name, pattern, batch_size, base_devices, images_per_sec, g, cells)
 
 
@@ -381,13 +364,13 @@ def format_summary(figures, what):
 SINGLE_HOST_GATE_SUITES = ("dgx1_p100", "dgx1_p100_bs32", "gce_k80", "ec2_k80")
 
 
-def validate_page():
+def validate_page(read_suite):
     """The page's validation: the 57 single-host synthetic cells (45 held out) and the
     distributed table's 16/32/64 cells, each with the summary beside linear scaling."""
     single = {f"{s}/{m}": row for s in SINGLE_HOST_GATE_SUITES
-              for m, row in project_page(s).items()}
-    distributed = project_page("ec2_distributed")
+              for m, row in project_page(s, read_suite).items()}
+    distributed = project_page("ec2_distributed", read_suite)
     held = [k for k in single if k.endswith(CALIBRATION_MODEL)]
     return {"single_host": single, "single_host_summary": summary(single, exclude=held),
             "distributed": distributed,
-            "distributed_summary": summary(distributed, exclude=())}
+            "distributed_summary": summary(distributed)}

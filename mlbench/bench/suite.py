@@ -3,7 +3,7 @@ import gin
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench.bench import report
+from mlbench.bench import defaults, projection, report
 from mlbench.bench.bench import benchmark
 from mlbench.distribute import strategies
 
@@ -67,3 +67,20 @@ def run_named(name, gin_bindings=(), **overrides):
     with gin_config.isolated():
         gin_config.parse([f"benchmarks/{name}.gin"], gin_bindings, skip_unknown=("mlperf",))
         return run_suite(**overrides)
+
+
+def page_suite(name):
+    """(batch sizes, {model: pattern}, synthetic {n: {model: images/sec}}, base devices)
+    of a page suite, read from its gin file."""
+    with gin_config.isolated():
+        gin_config.parse([f"benchmarks/{name}.gin"], skip_unknown=("mlperf",))
+        sizes = gin.query_parameter("benchmark_suite.batch_sizes")
+        reference = gin.query_parameter("benchmark_suite.reference")["synthetic"]
+        try:
+            updates = gin.query_parameter("benchmark_suite.variable_updates") or {}
+        except ValueError:
+            updates = {}
+    patterns = {m: projection.pattern_for(*(updates.get(m) or defaults.variable_update(m)))
+                for m in reference[min(reference)]}
+    base = 8 if name.startswith("ec2_distributed") else 1
+    return sizes, patterns, reference, base
