@@ -13,6 +13,8 @@ import inspect
 import os
 import sys
 
+from mlbench.bench import platforms  # plain records: no TensorFlow
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
 EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usage or bad "
@@ -194,10 +196,20 @@ def _benchmark_flags(parser):
     parser.add_argument("--trace_dir", help="a TensorBoard profile of one step goes here; "
                         "its breakdown (time per op category) is printed.")
     parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
+    parser.add_argument("--project", type=int, metavar="N",
+                        help="add a projected column: this device x 2, 4 ... N over "
+                             "--project_platform's interconnect (a projection, labelled so).")
+    parser.add_argument("--project_platform", default=platforms.DEFAULT,
+                        help="platform record for --project (dgx1_p100, dgx1_v100, dgx_a100, "
+                             "dgx_h100, ...) or a JSON file.")
     _gin_flags(parser)
 
 
 def _run_benchmark(args):
+    if args.project is not None:  # checked before any step runs
+        from mlbench.bench import platforms, projection
+        projection.device_counts(args.project, args.num_gpus)
+        platforms.get(args.project_platform)
     if args.suite:
         return _run_suite(args)
     if not args.model:
@@ -212,6 +224,10 @@ def _run_benchmark(args):
         num_batches=args.num_batches, num_runs=args.num_runs,
         forward_only=bool(args.forward_only), display_every=args.display_every,
         trace_dir=args.trace_dir)
+    if args.project:
+        from mlbench.bench import projection, suite
+        print(projection.attach(result, args.project, args.project_platform,
+                                suite.page_suite).table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         from mlbench.files import write_json
@@ -221,7 +237,9 @@ def _run_benchmark(args):
 
 def _run_suite(args):
     from mlbench.bench import suite
-    overrides = {"data_dir": args.data_dir, "output_dir": args.output_dir}
+    overrides = {"data_dir": args.data_dir, "output_dir": args.output_dir,
+                 "project": args.project, "project_platform": args.project_platform
+                 if args.project else None}
     _, paths = suite.run_named(args.suite, args.gin_bindings,
                                **{k: v for k, v in overrides.items() if v})
     if paths:

@@ -104,17 +104,33 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
     """distributed_replicated → MultiWorkerMirroredStrategy (one local worker without TF_CONFIG)."""
     out = run_cli("benchmark", "--model=resnet_tiny", "--batch_size=8",
                   "--variable_update=distributed_replicated", "--num_batches=2",
-                  "--num_warmup_batches=1", "--num_runs=1", f"--output_dir={tmp_path}")
+                  "--num_warmup_batches=1", "--num_runs=1", f"--output_dir={tmp_path}",
+                  "--project=8", "--project_platform=dgx1_v100")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "total images/sec" in out.stdout
     saved = json.load(open(tmp_path / "result.json"))
     assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
     assert saved["runs"][0]["num_steps"] == 2
+    # the projected column: this run's figure scaled over the V100 box's interconnect
+    from mlbench.bench import projection
+    again = projection.project(str(tmp_path / "result.json"), devices=(2, 4, 8),
+                               platform="dgx1_v100")
+    shown = saved["projection"]
+    assert shown["label"].startswith("projection (not measured)")
+    assert shown["pattern"] == "distributed_replicated" and shown["platform"] == "dgx1_v100"
+    assert [c["devices"] for c in shown["cells"]] == [2, 4, 8]
+    assert [c["images_per_sec"] for c in shown["cells"]] == pytest.approx(
+        [c.images_per_sec for c in again.cells], rel=1e-12)
+    assert "projected images/sec on dgx1_v100" in out.stdout
 
 
 def test_benchmark_command_bad_device_count_names_flag():
     out = run_cli("benchmark", "--model=resnet_tiny", "--num_gpus=0")
     assert out.returncode == 2 and "`num_devices` (--num_gpus) (0)" in out.stderr
+    for flags, needle in ((["--project=1"], "`project` (1)"),
+                          (["--project=8", "--project_platform=dgx9"], "`platform` ('dgx9')")):
+        refused = run_cli("benchmark", "--model=resnet_tiny", *flags)
+        assert refused.returncode == 2 and needle in refused.stderr, refused.stderr[-800:]
 
 
 def test_launch_reports_a_missed_target_as_such(tmp_path):

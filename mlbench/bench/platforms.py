@@ -12,6 +12,7 @@ import json
 import os
 
 GB = 1e9
+DEFAULT = "dgx_a100"  # where `--project` puts a measured device unless told otherwise
 PCIE3_X16 = (12.0 * GB, "PCIe 3.0 x16: 15.75 GB/s raw; ~12 GB/s measured host<->device "
                         "(NVIDIA bandwidthTest, pinned memory)")
 PCIE4_X16 = (24.0 * GB, "PCIe 4.0 x16: 31.5 GB/s raw; inferred: ~24 GB/s achieved, the gen3 ratio")

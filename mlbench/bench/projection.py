@@ -311,6 +311,30 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
     return Projection(model, name, pattern, batch_size, base_devices, images_per_sec, g, cells)
 
 
+def device_counts(up_to, base_devices=1):
+    """`--project=8` on a 1-device result: the page's rows 2, 4, 8 (doublings of the base,
+    and `up_to` itself)."""
+    if not isinstance(up_to, int) or isinstance(up_to, bool) or up_to <= base_devices:
+        raise ValueError(f"`project` ({up_to!r}) must be an integer device count above the "
+                         f"measured {base_devices}.")
+    counts, n = [], 2 * base_devices
+    while n < up_to:
+        counts.append(n)
+        n *= 2
+    return counts + [up_to]
+
+
+def attach(result, up_to, platform, read_suite=None):
+    """Adds `result.projection`: `result`'s device scaled to `up_to` devices over
+    `platform`'s interconnect, labelled as a projection. Returns the Projection."""
+    projected = project(result, devices=device_counts(up_to, result.num_devices),
+                        platform=platform, read_suite=read_suite)
+    result.projection = dict(projected.to_dict(), label=(
+        f"projection (not measured): this run's device x n over {projected.platform}'s "
+        "interconnect"))
+    return projected
+
+
 def _measurement(result):
     """{model, images_per_sec, batch_size, num_devices, pattern} of a result or its JSON."""
     if result is None:

@@ -36,6 +36,26 @@ def reference_table(reference, data_kind, models):
     return "\n".join(lines)
 
 
+def projected_section(results):
+    """The projector's cells, apart from the measurements and labelled as projections."""
+    projected = [r for r in results if r.projection]
+    if not projected:
+        return []
+    first = projected[0].projection
+    lines = [f"## Projected, not measured ({first['platform']})", "",
+             f"{first['label']}. Point estimate [no overlap – full overlap of communication "
+             "with the backward pass]; linear scaling for comparison "
+             "(docs/projection.md).", "",
+             "| model | data | devices | projected images/sec | band | linear |",
+             "|---|---|---|---|---|---|"]
+    for r in projected:
+        for c in r.projection["cells"]:
+            lines.append(f"| {_name(r.model)} | {r.data} | {c['devices']} | "
+                         f"{_fmt(c['images_per_sec'])} | {_fmt(c['low'])}–{_fmt(c['high'])} | "
+                         f"{_fmt(c['linear'])} |")
+    return lines + [""]
+
+
 def environment_block(env, settings):
     items = {**env, **settings}
     return "\n".join(f"- {k}: {v}" for k, v in items.items())
@@ -55,6 +75,7 @@ def markdown(title, results, models, device_counts, data_kinds, settings, refere
                         key=lambda r: None if r.mfu is None else 100 * r.mfu), ""]
         if reference and reference.get(kind):
             parts += [f"Page's figures ({kind}):", "", reference_table(reference, kind, models), ""]
+    parts += projected_section(results)
     if skipped:
         parts += ["Not run: " + "; ".join(skipped), ""]
     return "\n".join(parts)

@@ -19,6 +19,9 @@ class BenchmarkResult:
       environment: the report's environment block.
       breakdown: with `trace_dir`, where the traced step's time went
         (`mlbench.training.profile.Breakdown`).
+      projection: with `--project=N` (`projection.attach`), the scaling projector's cells
+        for 2 ... N of this device over a platform record's interconnect: a projection,
+        never a measurement (its `label` says so).
     """
     model: str
     batch_size: int
@@ -35,6 +38,7 @@ class BenchmarkResult:
     peak_source: str = ""
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     breakdown: Optional[Any] = None
+    projection: Optional[Dict[str, Any]] = None
 
     def to_dict(self):
         return dataclasses.asdict(self)

@@ -3,7 +3,7 @@ import gin
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench.bench import defaults, projection, report
+from mlbench.bench import defaults, platforms, projection, report
 from mlbench.bench.bench import benchmark
 from mlbench.distribute import strategies
 
@@ -16,7 +16,8 @@ def visible_devices():
 def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch_sizes=None,
               variable_updates=None, precision="auto", jit_compile="auto", data_dir=None,
               num_warmup_batches=10, num_batches=100, num_runs=5, reference=None,
-              output_dir=None, verbose=True):
+              output_dir=None, project=None, project_platform=platforms.DEFAULT,
+              verbose=True):
     """Runs every configuration that fits this machine and writes the report.
 
     Args:
@@ -28,11 +29,16 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
       variable_updates: {model: (variable_update, local_parameter_device)}.
       reference: the page's figures {kind: {devices: {model: images/sec}}} for the report.
       output_dir: where report.md, results.json and chart.png go.
+      project: a device count: each model's smallest measured row is projected to 2 ... N
+        devices over `project_platform`'s interconnect (a separate, labelled section).
 
     Returns:
       (results, paths of the written report files or None).
     """
     results, skipped = [], []
+    if project is not None:  # bad input refused before any benchmark runs
+        projection.device_counts(project, min(device_counts))
+        platforms.get(project_platform)
     strategies.split_cpu(max(device_counts))  # before TF starts: rows need the devices
     available = visible_devices()
     for kind in data_kinds:
@@ -47,6 +53,11 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
                     data_dir=data_dir, precision=precision, jit_compile=jit_compile,
                     num_warmup_batches=num_warmup_batches, num_batches=num_batches,
                     num_runs=num_runs, verbose=verbose))
+    if project is not None:
+        base = min((r.num_devices for r in results), default=None)
+        for r in results:
+            if r.num_devices == base:
+                projection.attach(r, project, project_platform, page_suite)
     sizes = {r.model: r.batch_size for r in results}
     settings = {"batch sizes (per device)": sizes,
                 "optimizer": "sgd", "data": list(data_kinds), "data_dir": data_dir,

@@ -92,7 +92,7 @@ def test_suite_report_renders(tmp_path):
         "cpu_tiny", ["benchmark_suite.num_batches = 2", "benchmark_suite.num_runs = 1",
                      "benchmark_suite.num_warmup_batches = 1",
                      "benchmark_suite.device_counts = [1, 2, 4]"],
-        output_dir=str(tmp_path), verbose=False)
+        output_dir=str(tmp_path), project=8, project_platform="dgx_h100", verbose=False)
     assert sorted((r.model, r.num_devices) for r in results) == [
         ("alexnet_tiny", 1), ("alexnet_tiny", 2), ("resnet_tiny", 1), ("resnet_tiny", 2)]
     text = open(paths["markdown"]).read()
@@ -101,6 +101,12 @@ def test_suite_report_renders(tmp_path):
     saved = json.load(open(paths["json"]))
     assert len(saved["results"]) == 4 and saved["results"][0]["runs"][0]["num_steps"] == 2
     assert matplotlib.image.imread(paths["png"]).shape[2] in (3, 4)
+    # the 1-device row projected to 2, 4, 8 H100s' interconnect; measured rows stay unprojected
+    projected = [r for r in saved["results"] if r["projection"]]
+    assert sorted(r["model"] for r in projected) == ["alexnet_tiny", "resnet_tiny"]
+    assert all(r["num_devices"] == 1 for r in projected)
+    assert "## Projected, not measured (dgx_h100)" in text
+    assert text.count("| resnet_tiny | synthetic |") == 3
 
 
 @pytest.mark.parametrize("kwargs,needle", [

@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 from mlbench import models
-from mlbench.bench import platforms, projection, suite
+from mlbench.bench import platforms, projection, report, suite
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +70,27 @@ def test_bad_input_is_refused(kwargs, needle):
     with pytest.raises(ValueError) as error:
         projection.project(**arguments)
     assert needle in str(error.value)
+
+
+def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
+    """`--project=8` on a 1-GPU figure: cells 2, 4, 8 equal project_cell's with the page's η;
+    the suite report shows them apart from the measurements."""
+    from mlbench.bench.result import BenchmarkResult
+    result = BenchmarkResult(model="resnet50", batch_size=64, num_devices=1, data="synthetic",
+                             variable_update="replicated", runs=[],
+                             images_per_sec={"mean": 219.0}, compile_s=0.0,
+                             ran={"strategy": "OneDeviceStrategy"})
+    projection.attach(result, 8, "dgx1_p100", suite.page_suite)
+    etas = projection.page_etas("dgx1_p100", suite.page_suite)
+    record = platforms.get("dgx1_p100")
+    expected = [projection.project_cell(219.0, 64, n, "replicated", 4 * 25_557_032, record,
+                                        etas[n]).images_per_sec for n in (2, 4, 8)]
+    cells = result.projection["cells"]
+    assert [c["devices"] for c in cells] == [2, 4, 8]
+    assert [c["images_per_sec"] for c in cells] == pytest.approx(expected, rel=1e-12)
+    assert "not measured" in result.projection["label"]
+    page_md = report.markdown("t", [result], ["resnet50"], [1], ["synthetic"], {})
+    section = page_md.split("## Projected, not measured (dgx1_p100)")[1]
+    assert f"| ResNet-50 | synthetic | 8 | {cells[-1]['images_per_sec']:.0f} |" in section
+    with pytest.raises(ValueError, match=r"`project` \(1\)"):
+        projection.attach(result, 1, "dgx1_p100")
