@@ -1,7 +1,7 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
-Public surface: `train`, `benchmark`, `models`, `data`, `TrainResult`, `BenchmarkResult`,
-`RunInterrupted`.
+Public surface: `train`, `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
+`BenchmarkResult`, `RunInterrupted`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
 
 The names load on first use (PEP 562), so `import mlbench` and `mlbench --help` do not
@@ -27,6 +27,8 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "TrainResult": ("mlbench.results", "TrainResult"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
+           "report": ("mlbench.reporting", "report"),
+           "compare": ("mlbench.reporting.compare", "compare"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -49,5 +51,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.api import train  # noqa: F401
     from mlbench.bench.bench import benchmark  # noqa: F401
     from mlbench.bench.result import BenchmarkResult  # noqa: F401
+    from mlbench.reporting import report  # noqa: F401
+    from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

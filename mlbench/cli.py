@@ -225,9 +225,9 @@ def _run_benchmark(args):
         forward_only=bool(args.forward_only), display_every=args.display_every,
         trace_dir=args.trace_dir)
     if args.project:
-        from mlbench.bench import projection, suite
+        from mlbench.bench import page, projection
         print(projection.attach(result, args.project, args.project_platform,
-                                suite.page_suite).table())
+                                page.page_suite).table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         from mlbench.files import write_json
@@ -266,19 +266,14 @@ def _project_flags(parser):
 
 
 def _run_project(args):
-    from mlbench.bench import projection, suite
+    from mlbench.bench import page, projection
     from mlbench.files import write_json
     if args.suite or args.source == "page":
         if not (args.suite and args.source == "page"):
             raise ValueError("`--suite` goes with `--from=page` (project a page table from "
                              "its own base row).")
-        cells = projection.project_page(args.suite, suite.page_suite)
-        figures = projection.summary(cells)
-        print(projection.format_table(cells, args.suite, with_measured=True))
-        print(projection.format_summary(figures, args.suite))
-        output = {"suite": args.suite, "label": "projection (not measured)", "summary": figures,
-                  "cells": {m: [dict(vars(c), error=c.error) for c in row]
-                            for m, row in cells.items()}}
+        text, output = projection.page_report(args.suite, page.page_suite)
+        print(text)
     else:
         devices = [int(d) for d in args.devices.split(",") if d.strip()]
         result = projection.project(args.source, model=args.model,
@@ -286,12 +281,47 @@ def _run_project(args):
                                     batch_size=args.batch_size, devices=devices,
                                     platform=args.platform, variable_update=args.variable_update,
                                     local_parameter_device=args.local_parameter_device,
-                                    read_suite=suite.page_suite)
+                                    read_suite=page.page_suite)
         print(result.table())
         output = result.to_dict()
     if args.json:
         write_json(args.json, output)
     return EXIT_OK
+
+
+def _report_flags(parser):
+    parser.add_argument("paths", nargs="+", metavar="DIR",
+                        help="run directories: benchmark suites, benchmarks, train runs, MLPerf "
+                             "run sets (later benchmark ones are compared with the first).")
+    parser.add_argument("--output", default="report.html",
+                        help="the HTML file; every figure shown also goes to <output>.json.")
+    parser.add_argument("--title", help="the page's title.")
+
+
+def _run_report(args):
+    from mlbench import reporting
+    for path in reporting.report(args.paths, args.output, args.title):
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _compare_flags(parser):
+    parser.add_argument("baseline", help="a benchmark's or suite's output directory.")
+    parser.add_argument("candidate", help="the run to judge against the baseline.")
+    parser.add_argument("--fail_on_regression", metavar="PCT",
+                        help="exit 1 when a configuration is slower by more than PCT (e.g. "
+                             "5%%) and beyond the noise band.")
+    parser.add_argument("--json", help="write the comparison to this JSON file.")
+
+
+def _run_compare(args):
+    from mlbench.files import write_json
+    from mlbench.reporting.compare import compare
+    result = compare(args.baseline, args.candidate, args.fail_on_regression)
+    print(result.table())
+    if args.json:
+        write_json(args.json, result.to_dict())
+    return EXIT_FAILED if result.regressed else EXIT_OK
 
 
 def _mlperf_flags(parser):
@@ -402,6 +432,10 @@ COMMANDS = {
                lambda p: (_mlperf_flags(p), _import_flags(p)), _run_mlperf),
     "project": ("images/sec on N devices or hosts projected from one measurement (and the "
                 "page's tables as its validation)", _project_flags, _run_project),
+    "report": ("one self-contained HTML page (and its JSON figures) over run directories",
+               _report_flags, _run_report),
+    "compare": ("candidate vs baseline benchmark results: ratio and a verdict from the runs' "
+                "own noise", _compare_flags, _run_compare),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
              _data_flags, _run_data),
     "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",

@@ -8,6 +8,12 @@ import os
 import tempfile
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_text(path, text):
     """Writes `text` to `path` atomically."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -16,6 +22,8 @@ def write_text(path, text):
     try:
         with os.fdopen(handle, "w") as f:
             f.write(text)
+        # mkstemp creates 0600; a run's files get the mode open() would give them
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

@@ -173,7 +173,7 @@ CALIBRATION_SUITE = {"dgx1_p100": "dgx1_p100", "gce_k80": "gce_k80",
 def page_etas(platform, read_suite):
     """η(n) of a platform, fitted on InceptionV3 of its calibration suite (and, for the
     distributed counts, of the distributed suite). `read_suite(name)` gives a page suite's
-    (batch sizes, patterns, synthetic table, base devices): `mlbench.bench.suite.page_suite`."""
+    (batch sizes, patterns, synthetic table, base devices): `mlbench.bench.page.page_suite`."""
     record = platforms.get(platform)
     etas = {}
     for suite_name in (CALIBRATION_SUITE[platform],) + (
@@ -289,7 +289,7 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
         strategy, else 'replicated').
       gradient_bytes: bytes all-reduced per step (default: counted on the model).
       read_suite: reads page suites, for the η fitted on the page's platforms
-        (`mlbench.bench.suite.page_suite`); without it η is 1.
+        (`mlbench.bench.page.page_suite`); without it η is 1.
 
     Returns:
       Projection (clearly a projection: `to_dict()['label']`).
@@ -383,6 +383,16 @@ def format_summary(figures, what):
             f"(±3 %); linear scaling MAPE {lin['mape']:.2f} %, {lin['within_5']} within 5 %, "
             f"{lin['within_10']} within 10 %; worst {worst['model']} at {worst['devices']} "
             f"devices ({worst['error_pct']:+.1f} %)")
+
+
+def page_report(name, read_suite):
+    """(text, JSON-able figures) of `mlbench project --suite=<name> --from=page`."""
+    cells = project_page(name, read_suite)
+    figures = summary(cells)
+    text = format_table(cells, name, with_measured=True) + "\n" + format_summary(figures, name)
+    return text, {"suite": name, "label": "projection (not measured)", "summary": figures,
+                  "cells": {m: [dict(vars(c), error=c.error) for c in row]
+                            for m, row in cells.items()}}
 
 
 SINGLE_HOST_GATE_SUITES = ("dgx1_p100", "dgx1_p100_bs32", "gce_k80", "ec2_k80")

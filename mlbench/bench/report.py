@@ -1,6 +1,7 @@
 """Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
 import os
 
+from mlbench import reporting
 from mlbench.files import write_json, write_text
 
 DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
@@ -105,15 +106,19 @@ def chart(results, models, path):
 
 
 def write(output_dir, title, results, models, device_counts, data_kinds, settings,
-          reference=None, skipped=()):
-    """Writes report.md, results.json and chart.png to `output_dir`; returns their paths."""
+          reference=None, skipped=(), read_suite=None):
+    """Writes report.md, results.json, chart.png and the HTML page (report.html with its
+    JSON sidecar) to `output_dir`; returns their paths."""
     os.makedirs(output_dir, exist_ok=True)
     paths = {k: os.path.join(output_dir, f) for k, f in
              (("markdown", "report.md"), ("json", "results.json"), ("png", "chart.png"))}
     write_text(paths["markdown"], markdown(title, results, models, device_counts, data_kinds,
                                            settings, reference, skipped))
     write_json(paths["json"], {"title": title, "settings": settings, "skipped": list(skipped),
+                               "reference": reference,
                                "results": [r.to_dict() for r in results]}, indent=1)
+    paths["html"], paths["html_figures"] = reporting.report(
+        [output_dir], os.path.join(output_dir, "report.html"), title, read_suite)
     try:
         chart(results, models, paths["png"])
     except ImportError:  # matplotlib is the optional extra mlbench[reports]

@@ -3,8 +3,9 @@ import gin
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench.bench import defaults, platforms, projection, report
+from mlbench.bench import platforms, projection, report
 from mlbench.bench.bench import benchmark
+from mlbench.bench.page import page_suite
 from mlbench.distribute import strategies
 
 
@@ -69,7 +70,8 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
     paths = None
     if output_dir:
         paths = report.write(output_dir, name, results, list(models), list(device_counts),
-                             list(data_kinds), settings, reference, sorted(set(skipped)))
+                             list(data_kinds), settings, reference, sorted(set(skipped)),
+                             read_suite=page_suite)
     return results, paths
 
 
@@ -78,20 +80,3 @@ def run_named(name, gin_bindings=(), **overrides):
     with gin_config.isolated():
         gin_config.parse([f"benchmarks/{name}.gin"], gin_bindings, skip_unknown=("mlperf",))
         return run_suite(**overrides)
-
-
-def page_suite(name):
-    """(batch sizes, {model: pattern}, synthetic {n: {model: images/sec}}, base devices)
-    of a page suite, read from its gin file."""
-    with gin_config.isolated():
-        gin_config.parse([f"benchmarks/{name}.gin"], skip_unknown=("mlperf",))
-        sizes = gin.query_parameter("benchmark_suite.batch_sizes")
-        reference = gin.query_parameter("benchmark_suite.reference")["synthetic"]
-        try:
-            updates = gin.query_parameter("benchmark_suite.variable_updates") or {}
-        except ValueError:
-            updates = {}
-    patterns = {m: projection.pattern_for(*(updates.get(m) or defaults.variable_update(m)))
-                for m in reference[min(reference)]}
-    base = 8 if name.startswith("ec2_distributed") else 1
-    return sizes, patterns, reference, base

@@ -13,6 +13,7 @@ from typing import Optional
 from mlbench import api
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
+from mlbench import reporting
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
 from mlbench.mlperf import checker, rules, scoring
@@ -148,4 +149,6 @@ def _write(output_dir, config, division, records, score):
                 "runs": [dataclasses.asdict(r) for r in records]}, indent=1)
     text = table(records, score)
     write_text(os.path.join(output_dir, "results.md"), text + "\n")
+    reporting.report([output_dir], os.path.join(output_dir, "report.html"),
+                     f"MLPerf {config['benchmark']} ({division} division)")
     print(text)

@@ -26,7 +26,15 @@ def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digit_record
     keys = [e["key"] for e in log_lines(record.log)]
     assert keys.index("init_stop") < keys.index("run_start") < keys.index("eval_accuracy")
     assert keys.count("gradient_accumulation_steps") == 1 and keys[-1] == "run_stop"
-    assert json.load(open(tmp_path / "results.json"))["division"] == "open"
+    saved = json.load(open(tmp_path / "results.json"))
+    assert saved["division"] == "open"
+    # the HTML page beside results.md: the same minutes, the checker's verdict, unverified
+    page = (tmp_path / "report.html").read_text()
+    assert "not verified by MLCommons" in page and "http" not in page
+    figures = json.load(open(tmp_path / "report.json"))
+    runs = next(s for s in figures["sections"] if s["id"].endswith("-runs"))
+    assert runs["rows"][0][3]["value"] == saved["runs"][0]["minutes"]
+    assert runs["rows"][0][5] == "pass" and saved["score"]["label"] in runs["note"]
 
 
 def test_step_limit_before_target_logs_aborted(tmp_path, digit_records):

@@ -1,0 +1,275 @@
+"""Sources → sections of plain figures. The HTML page renders these and the JSON
+sidecar is these, so every figure shown is one in the sidecar.
+
+A section is {"id", "title", "kind": "facts" | "table" | "image" | "text", ...}; a table
+cell is a string or {"value": number, "text": how it is shown}.
+"""
+import datetime
+import statistics
+
+from mlbench.bench import stats as bench_stats
+from mlbench.reporting import compare as compare_lib
+from mlbench.reporting import curves
+
+METHOD = ("tf_cnn_benchmarks' method: warm-up steps (and the first step's trace or "
+          "compile) are excluded; each run times its steps one by one; images/sec of a "
+          "run = images of the timed steps ÷ their wall time (its 'total images/sec'); the "
+          "± after a figure is the standard deviation across runs and jitter is 1.4826 × "
+          "the median absolute deviation of per-step rates (" +
+          bench_stats.perf_timing.__doc__.split(":")[1].strip().rstrip(".") + ").")
+UNVERIFIED = ("Unverified: these results were not verified by MLCommons Association. "
+              "MLPerf is a trademark of MLCommons; a result is an MLPerf result only "
+              "after MLCommons' review.")
+PUBLISHED = ("Published elsewhere, not measured here: the TensorFlow benchmarks page "
+             "(2017, tf_cnn_benchmarks on NVIDIA GPUs), synthetic data, its own batch size.")
+DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
+           "alexnet": "AlexNet", "vgg16": "VGG16"}
+
+
+def number(value, text=None):
+    if value is None:
+        return "N/A"
+    return {"value": value, "text": text if text is not None else fmt(value)}
+
+
+def fmt(value):
+    return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+
+
+def build(loaded, read_suite=None, title=None):
+    """All sections of a report over `loaded` sources (the first benchmark source is the
+    baseline of any comparison). `read_suite` (bench.page.page_suite) adds the page's
+    published figures."""
+    sections = [header(loaded, title)]
+    for index, source in enumerate(loaded):
+        prefix = f"s{index}"
+        if source.kind in ("suite", "benchmark"):
+            sections += benchmark_sections(source, prefix, read_suite)
+        elif source.kind == "train":
+            sections += train_sections(source, prefix)
+        else:
+            sections += mlperf_sections(source, prefix)
+    sections += comparison_sections(loaded)
+    return {"title": title or "mlbench results", "made": datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec="seconds"), "sections": sections}
+
+
+def header(loaded, title):
+    from mlbench.version import __version__
+    facts = {"report": title or "mlbench results", "mlbench version": __version__}
+    for source in loaded:
+        for key, value in source.environment.items():
+            facts.setdefault(key, value)
+    facts["sources"] = "; ".join(f"{s.kind}: {s.path}" for s in loaded)
+    return {"id": "environment", "title": "Environment", "kind": "facts", "facts": facts}
+
+
+# --- benchmarks ------------------------------------------------------------------------
+
+def benchmark_sections(source, prefix, read_suite):
+    results = source.results
+    models = list(dict.fromkeys(r["model"] for r in results))
+    devices = sorted({r["num_devices"] for r in results})
+    kinds = list(dict.fromkeys(r["data"] for r in results))
+    sections = [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
+                 "text": f"{source.kind} in {source.path}"}, method(source, prefix)]
+    sections.append(throughput_chart(f"{prefix}-chart", results))
+    for kind in kinds:
+        sections.append(throughput_table(f"{prefix}-{kind}", results, kind, models, devices))
+        if len(devices) > 1:
+            sections.append(scaling_table(f"{prefix}-{kind}-scaling", results, kind, models,
+                                          devices))
+        sections.append(mfu_table(f"{prefix}-{kind}-mfu", results, kind, models, devices))
+    if "synthetic" in kinds and len(kinds) > 1:
+        sections.append(real_vs_synthetic(f"{prefix}-ratio", results, models, devices))
+    sections += published(prefix, source, models, read_suite)
+    sections += projections(prefix, results)
+    return [s for s in sections if s]
+
+
+def method(source, prefix):
+    settings = source.data.get("settings") or {}
+    first = source.results[0]
+    facts = {"warm-up / timed steps / runs": settings.get("warm-up / timed steps / runs") or
+             f"? / {first['runs'][0]['num_steps']} / {len(first['runs'])}",
+             "statistics": METHOD}
+    ran = first.get("ran") or {}
+    for key in ("precision", "jit_compile", "strategy", "forward_only"):
+        if key in ran:
+            facts[key] = ran[key]
+    return {"id": f"{prefix}-method", "title": "Method", "kind": "facts", "facts": facts}
+
+
+def _cells(results, kind):
+    return {(r["num_devices"], r["model"]): r for r in results if r["data"] == kind}
+
+
+def _grid(section_id, title, models, devices, cell_of, note=""):
+    rows = [[str(n)] + [cell_of(n, m) for m in models] for n in devices]
+    return {"id": section_id, "title": title, "kind": "table",
+            "columns": ["devices"] + [DISPLAY.get(m, m) for m in models], "rows": rows,
+            "note": note}
+
+
+def throughput_chart(section_id, results):
+    series = {}
+    for r in sorted(results, key=lambda r: r["num_devices"]):
+        series.setdefault(f"{r['data']}/{DISPLAY.get(r['model'], r['model'])}", []).append(
+            [r["num_devices"], r["images_per_sec"]["mean"]])
+    return {"id": section_id, "title": "Images/sec by device count", "kind": "image",
+            "series": series, "xlabel": "devices", "ylabel": "images/sec"}
+
+
+def throughput_table(section_id, results, kind, models, devices):
+    cells = _cells(results, kind)
+
+    def cell(n, m):
+        r = cells.get((n, m))
+        if r is None:
+            return "N/A"
+        mean, std = r["images_per_sec"]["mean"], r["images_per_sec"]["std"]
+        jitter = statistics.fmean(run["jitter"] for run in r["runs"])
+        return number(mean, f"{fmt(mean)} ± {fmt(std)} (jitter {fmt(jitter)})")
+    return _grid(section_id, f"Training {kind} data: images/sec (mean of runs)", models,
+                 devices, cell, "± standard deviation across runs; jitter as tf_cnn_benchmarks")
+
+
+def scaling_table(section_id, results, kind, models, devices):
+    cells, base = _cells(results, kind), devices[0]
+
+    def cell(n, m):
+        r, r0 = cells.get((n, m)), cells.get((base, m))
+        if r is None or r0 is None:
+            return "N/A"
+        efficiency = r["images_per_sec"]["mean"] / (n / base * r0["images_per_sec"]["mean"])
+        return number(100 * efficiency, f"{100 * efficiency:.1f} %")
+    return _grid(section_id, f"Scaling efficiency, {kind} data (vs {base} device"
+                 f"{'s' if base > 1 else ''} × n)", models, devices, cell)
+
+
+def mfu_table(section_id, results, kind, models, devices):
+    cells = _cells(results, kind)
+    sources_of_peak = sorted({r.get("peak_source") or "" for r in cells.values()} - {""})
+
+    def cell(n, m):
+        r = cells.get((n, m))
+        if r is None or r.get("mfu") is None:
+            return "N/A"
+        return number(100 * r["mfu"], f"{100 * r['mfu']:.1f} %")
+    return _grid(section_id, f"Model-FLOPs utilisation, {kind} data", models, devices, cell,
+                 "peak: " + ("; ".join(sources_of_peak) or "n/a"))
+
+
+def real_vs_synthetic(section_id, results, models, devices):
+    synthetic = _cells(results, "synthetic")
+    real = {k: v for kind in {r["data"] for r in results} - {"synthetic"}
+            for k, v in _cells(results, kind).items()}
+
+    def cell(n, m):
+        s, r = synthetic.get((n, m)), real.get((n, m))
+        if s is None or r is None:
+            return "N/A"
+        ratio = r["images_per_sec"]["mean"] / s["images_per_sec"]["mean"]
+        return number(ratio, f"{ratio:.3f}")
+    return _grid(section_id, "Real ÷ synthetic images/sec (input pipeline cost)", models,
+                 devices, cell)
+
+
+PAGE_PLATFORMS = (("dgx1_p100", "DGX-1 P100"), ("gce_k80", "GCE K80"), ("ec2_k80", "EC2 K80"))
+
+
+def published(prefix, source, models, read_suite):
+    """The page's figures: a page suite's own reference, else the page's 1-GPU rows of
+    the models measured (the GPU anchors)."""
+    reference = (source.data.get("reference") or {}).get("synthetic")
+    if reference:
+        devices = sorted(int(n) for n in reference)
+        rows = {int(n): row for n, row in reference.items()}
+        return [_grid(f"{prefix}-published", "The page's figures for this table (synthetic)",
+                      models, devices, lambda n, m: number(rows[n].get(m)), PUBLISHED)]
+    if read_suite is None:
+        return []
+    page = {label: read_suite(name)[2] for name, label in PAGE_PLATFORMS}
+    on_page = [m for m in models if any(m in table.get(1, {}) for table in page.values())]
+    if not on_page:
+        return []
+    rows = [[label] + [number(page[label].get(1, {}).get(m)) for m in on_page]
+            for _, label in PAGE_PLATFORMS]
+    return [{"id": f"{prefix}-published", "title": "Published 1-GPU figures (GPU anchors)",
+             "kind": "table", "columns": ["platform (1 GPU)"] + [DISPLAY.get(m, m)
+                                                               for m in on_page],
+             "rows": rows, "note": PUBLISHED}]
+
+
+def projections(prefix, results):
+    projected = [r for r in results if r.get("projection")]
+    if not projected:
+        return []
+    rows = [[DISPLAY.get(r["model"], r["model"]), r["data"], str(c["devices"]),
+             number(c["images_per_sec"]), f"{fmt(c['low'])}–{fmt(c['high'])}",
+             number(c["linear"])]
+            for r in projected for c in r["projection"]["cells"]]
+    first = projected[0]["projection"]
+    return [{"id": f"{prefix}-projection", "kind": "table", "projection": True,
+             "title": f"Projected, not measured: {first['platform']}",
+             "columns": ["model", "data", "devices", "projected images/sec",
+                         "band (no overlap – full overlap)", "linear scaling"],
+             "rows": rows, "note": first["label"] + " (docs/projection.md)."}]
+
+
+# --- training runs ---------------------------------------------------------------------
+
+def train_sections(source, prefix):
+    d = source.data
+    facts = {"status": d.get("status"), "steps": d.get("steps"),
+             "reached target": d.get("reached_target"),
+             "time to quality (s)": d.get("time_to_quality_s") or d.get("time_to_quality_note"),
+             "examples/sec": d.get("examples_per_second"),
+             **{f"final {k}": v for k, v in (d.get("final_metrics") or {}).items()},
+             **{f"ran: {k}": v for k, v in (d.get("ran") or {}).items()}}
+    series = curves.read(source.path) or curves.from_history(d.get("history") or [])
+    shown = {k: v for k, v in series.items() if k == "train/loss" or k.startswith("validation/")}
+    return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
+             "text": f"train run in {source.path}"},
+            {"id": f"{prefix}-facts", "title": "What ran", "kind": "facts", "facts": facts},
+            {"id": f"{prefix}-curves", "title": "Loss and metrics", "kind": "image",
+             "series": shown, "xlabel": "step",
+             "note": "from the run's TensorBoard event files" if series != curves.from_history(
+                 d.get("history") or []) else "from result.json's history"}]
+
+
+# --- MLPerf run sets -------------------------------------------------------------------
+
+def mlperf_sections(source, prefix):
+    d = source.data
+    rows = [[str(i), str(r["seed"]), r["status"],
+             number(r["minutes"], "-" if r["minutes"] is None else f"{r['minutes']:.3f}"),
+             ", ".join(f"{k} {v:.4f}" for k, v in r["metrics"].items()),
+             "pass" if r["checker_passed"] else "FAIL"] for i, r in enumerate(d["runs"])]
+    return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
+             "text": f"MLPerf run set in {source.path} ({d.get('division')} division)"},
+            {"id": f"{prefix}-runs", "title": "Time to quality per run", "kind": "table",
+             "columns": ["run", "seed", "status", "minutes to target", "metrics",
+                         "compliance checker"], "rows": rows,
+             "note": f"score: {d['score']['label']} (MLCommons' olympic average)"},
+            {"id": f"{prefix}-unverified", "title": "Status", "kind": "text",
+             "text": UNVERIFIED}]
+
+
+# --- comparisons -----------------------------------------------------------------------
+
+def comparison_sections(loaded, threshold=None):
+    benches = [s for s in loaded if s.kind in ("suite", "benchmark")]
+    sections = []
+    for i, candidate in enumerate(benches[1:], 1):
+        result = compare_lib.compare(benches[0], candidate, threshold)
+        rows = [[r.configuration[0], str(r.configuration[1]), r.configuration[2],
+                 number(r.baseline), number(r.candidate), number(r.ratio, f"{r.ratio:.3f}"),
+                 f"±{100 * r.noise:.1f} %", r.verdict] for r in result.rows]
+        sections.append({"id": f"compare-{i}", "kind": "table",
+                         "title": f"Compared: {candidate.path} against {benches[0].path}",
+                         "columns": ["model", "devices", "data", "baseline images/sec",
+                                     "candidate images/sec", "ratio", "noise band",
+                                     "verdict"], "rows": rows,
+                         "note": compare_lib.__doc__.split("\n\n")[1].replace("\n", " ")})
+    return sections

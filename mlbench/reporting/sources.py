@@ -1,0 +1,76 @@
+"""What a run directory holds, read back: one `Source` per benchmark suite, single
+benchmark, train run or MLPerf run set."""
+import dataclasses
+import json
+import os
+from typing import Any, Dict, List
+
+KINDS = ("suite", "benchmark", "train", "mlperf")
+
+
+@dataclasses.dataclass
+class Source:
+    """One thing that ran. `results`: benchmark results as dicts (suite and benchmark);
+    `data`: the whole file read."""
+    kind: str
+    path: str
+    title: str
+    data: Dict[str, Any]
+    results: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def environment(self):
+        for r in self.results:
+            if r.get("environment"):
+                return r["environment"]
+        return self.data.get("environment") or {}
+
+
+def load(path):
+    """A Source from a run directory (or the JSON file in it)."""
+    file = _result_file(path)
+    with open(file) as f:
+        data = json.load(f)
+    folder = os.path.dirname(file)
+    if isinstance(data.get("results"), list):
+        return Source("suite", folder, data.get("title") or folder, data, data["results"])
+    if "images_per_sec" in data:
+        return Source("benchmark", folder, f"{data['model']} benchmark", data, [data])
+    if "final_metrics" in data:
+        return Source("train", folder, f"{data.get('config', {}).get('model', 'train')} run",
+                      data)
+    if "score" in data and "runs" in data:
+        return Source("mlperf", folder, f"MLPerf {data['settings'].get('benchmark')}", data)
+    raise ValueError(f"{file!r} is none of mlbench's results ({', '.join(KINDS)}): a "
+                     "suite's results.json, a benchmark's or train run's result.json, or "
+                     "an MLPerf run set's results.json.")
+
+
+def _result_file(path):
+    if os.path.isfile(path):
+        return path
+    for name in ("results.json", "result.json"):
+        candidate = os.path.join(path, name)
+        if os.path.isfile(candidate):
+            return candidate
+    raise ValueError(f"`path` ({path!r}) holds no results.json or result.json: give a "
+                     "directory a benchmark, suite, train or mlperf run wrote.")
+
+
+def load_all(paths):
+    """Every source, all checked before anything is written."""
+    if not paths:
+        raise ValueError("`paths` is empty: give at least one run directory.")
+    return [load(p) for p in paths]
+
+
+def configuration(result):
+    """What makes two benchmark results comparable."""
+    ran = result.get("ran") or {}
+    return (result["model"], result["num_devices"], result["data"], result["batch_size"],
+            result["variable_update"], ran.get("precision"), bool(ran.get("forward_only")))
+
+
+def run_totals(result):
+    """The per-run total images/sec of a benchmark result."""
+    return [r["total_images_per_sec"] for r in result["runs"]]
