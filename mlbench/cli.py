@@ -1,4 +1,6 @@
-"""Command line: `mlbench train|benchmark|mlperf|data|launch` — the only module that reads flags.
+"""Command line: `mlbench train|benchmark|mlperf|project|report|compare|data|launch`.
+
+The only module that reads flags.
 
 Each subcommand has its own flags and `--help`; a flag another subcommand
 owns is an error naming it. `mlbench train` takes every argument of
@@ -325,23 +327,59 @@ def _run_compare(args):
 
 
 def _mlperf_flags(parser):
-    _gin_flags(parser, required=True)
+    _gin_flags(parser)
     parser.add_argument("--runs", type=int, default=1, help="runs (seeds seed, seed+1, ...).")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first run.")
     parser.add_argument("--output_dir", default="runs/mlperf",
                         help="run_<i>/ (log, checker verdict, model) per run, results.md/json. "
                              "Must not hold earlier runs.")
     add_boolean(parser, "verbose", "print each run's progress lines.")
+    parser.add_argument("--package_dir", help="also write the MLCommons submission layout "
+                        "here (with --submitter and --system) and check it.")
+    parser.add_argument("--submitter", help="the submitting organisation (package folder, "
+                        "the logs' submission_org).")
+    parser.add_argument("--system", help="the system's id (systems/<id>.json, the logs' "
+                        "submission_platform).")
+    parser.add_argument("--check_package", metavar="DIR", help="only check a package: "
+                        "package_checker's verdict and the result summarizer's score.")
 
 
 def _run_mlperf(args):
-    from mlbench.mlperf.run import run_many
+    from mlbench.mlperf import package
+    if args.check_package:
+        return _check_packages(package.package_roots(args.check_package))
+    if not args.gin_file:
+        raise ValueError("`--gin_file` is required (or `--check_package=DIR`).")
     if args.runs < 1:
         raise ValueError(f"`--runs` ({args.runs}) must be >= 1.")
-    records, _ = run_many(args.gin_file, args.gin_bindings, args.runs, args.seed,
-                          args.output_dir, verbose=bool(args.verbose))
+    bindings = list(args.gin_bindings)
+    if args.package_dir or args.submitter or args.system:
+        if not (args.package_dir and args.submitter and args.system):
+            raise ValueError("`--package_dir`, `--submitter` and `--system` go together.")
+        package.check_name("submitter", args.submitter)
+        package.check_name("system", args.system)
+        package.check_free(args.package_dir, args.submitter, args.system)
+        bindings += [f"mlperf.org = {args.submitter!r}", f"mlperf.platform = {args.system!r}"]
+    from mlbench.mlperf.run import run_many
+    records, _ = run_many(args.gin_file, bindings, args.runs, args.seed, args.output_dir,
+                          verbose=bool(args.verbose))
     passed = all(r.reached_target and r.checker_passed for r in records)
+    if args.package_dir:
+        root = package.write(args.output_dir, args.package_dir, args.submitter, args.system,
+                             args.gin_file, " ".join(["mlbench", "mlperf"] + sys.argv[2:]))
+        print(f"wrote the package {root}")
+        passed = _check_packages([root]) == EXIT_OK and passed
     return EXIT_OK if passed else EXIT_TARGET
+
+
+def _check_packages(roots):
+    from mlbench.mlperf import package
+    accepted = True
+    for root in roots:
+        verdict = package.check(root, package.ruleset_of(root))
+        print(f"{root}: {verdict.text()}")
+        accepted = accepted and verdict.passed
+    return EXIT_OK if accepted else EXIT_FAILED
 
 
 def _data_flags(parser):

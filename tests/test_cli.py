@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-COMMANDS = ("train", "benchmark", "mlperf", "project", "data", "launch")
+COMMANDS = ("train", "benchmark", "mlperf", "project", "report", "compare", "data", "launch")
 
 
 def run_cli(*args, cwd=REPO, timeout=600, env=None):

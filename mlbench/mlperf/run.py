@@ -72,7 +72,9 @@ def run_once(plan, config, division, seed, run_dir, verbose=False):
                                        verbose=verbose)
     result = run_plan(plan_for_run, hooks=logger)
     verdict = checker.check(log_path, config["benchmark"], config["ruleset"])
-    minutes = result.time_to_quality_s / 60 if result.reached_target else None
+    # MLCommons' time to train: the log's run_start → run_stop, as the summarizer reads it
+    minutes = (scoring.log_minutes(log_path, config["ruleset"])
+               if result.reached_target and verdict.passed else None)
     return RunRecord(seed, result.reached_target, minutes, logger.status, result.final_metrics,
                      log_path, verdict.passed, verdict.output[-2000:])
 

@@ -13,6 +13,14 @@ from mlperf_logging import benchmark_meta
 from mlperf_logging.result_summarizer import result_summarizer
 
 
+def log_minutes(log_path, ruleset):
+    """Minutes from run_start to run_stop of a log, read as the result summarizer reads a
+    result file (`_read_result_file`, `_query_run_start_stop`): MLCommons' time to train."""
+    start, stop = result_summarizer._query_run_start_stop(
+        result_summarizer._read_result_file(log_path, "training", ruleset))
+    return (stop - start) / 60 / 1000
+
+
 def required_runs(benchmark):
     """Result files a submission needs for `benchmark` (training)."""
     return benchmark_meta.get_result_file_counts("training")[benchmark]

@@ -3,12 +3,13 @@ import pytest
 import tensorflow as tf
 
 from mlbench import models
-from mlbench.bench import page, platforms, projection, report
+from mlbench.bench import platforms, projection, report
+from mlbench.bench.page import page_suite
 
 
 @pytest.fixture(scope="module")
 def page():
-    return projection.validate_page(page.page_suite)
+    return projection.validate_page(page_suite)
 
 
 def test_single_host_held_out_cells_beat_linear_scaling(page):
@@ -80,8 +81,8 @@ def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
                              variable_update="replicated", runs=[],
                              images_per_sec={"mean": 219.0}, compile_s=0.0,
                              ran={"strategy": "OneDeviceStrategy"})
-    projection.attach(result, 8, "dgx1_p100", page.page_suite)
-    etas = projection.page_etas("dgx1_p100", page.page_suite)
+    projection.attach(result, 8, "dgx1_p100", page_suite)
+    etas = projection.page_etas("dgx1_p100", page_suite)
     record = platforms.get("dgx1_p100")
     expected = [projection.project_cell(219.0, 64, n, "replicated", 4 * 25_557_032, record,
                                         etas[n]).images_per_sec for n in (2, 4, 8)]

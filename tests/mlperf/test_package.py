@@ -1,0 +1,97 @@
+"""MLPerf submission packages, judged by MLCommons' own package_checker and result
+summarizer (real subprocesses, real CPU-scale runs)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mlbench.mlperf import package
+from conftest import REPO
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
+def mlbench_cli(*arguments, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "mlbench", *arguments], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def resnet_package(tmp_path_factory, digit_records):
+    """5 CPU-scale ResNet runs (the count MLCommons requires), packaged by `mlbench mlperf`."""
+    root = tmp_path_factory.mktemp("package")
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
+                      f"--gin_bindings=train.data_dir = '{digit_records}'",
+                      f"--output_dir={root / 'runs'}", f"--package_dir={root / 'pkg'}",
+                      "--submitter=mlbench_ci", "--system=cpu_2core")
+    return root, out
+
+
+def test_five_resnet_runs_make_a_package_the_checker_accepts(resnet_package):
+    root, out = resnet_package
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    submitter = root / "pkg" / "mlbench_ci"
+    results = sorted(os.listdir(submitter / "results" / "cpu_2core" / "resnet"))
+    assert results == [f"result_{i}.txt" for i in range(5)]
+    system = json.load(open(submitter / "systems" / "cpu_2core.json"))
+    assert system["status"] == "Research, Development, or Internal (RDI)"
+    assert system["host_processor_core_count"] == str(os.cpu_count())
+    implementation = submitter / "benchmarks" / "resnet" / "implementations" / "mlbench"
+    assert sorted(os.listdir(implementation)) == ["README.md", "resnet_digits.gin"]
+    assert "package accepted by mlperf_logging.package_checker" in out.stdout
+    # the checker's own closing line, and MLCommons' score equal to mlbench's
+    verdict = package.check(str(submitter), "4.0.0")
+    assert verdict.passed and package.NO_ERRORS in verdict.checker_output, verdict.checker_output
+    ours = json.load(open(root / "runs" / "results.json"))["score"]["minutes"]
+    assert verdict.score == pytest.approx(ours, rel=1e-9)
+    again = mlbench_cli("mlperf", f"--check_package={root / 'pkg'}")
+    assert again.returncode == 0 and "package accepted" in again.stdout
+
+
+def test_a_missing_run_or_field_is_refused_with_the_checkers_message(resnet_package, tmp_path):
+    root, _ = resnet_package
+    missing_run = tmp_path / "missing_run"
+    shutil.copytree(root / "pkg", missing_run)
+    os.remove(missing_run / "mlbench_ci" / "results" / "cpu_2core" / "resnet" / "result_4.txt")
+    out = mlbench_cli("mlperf", f"--check_package={missing_run}")
+    assert out.returncode == 1 and "package REFUSED" in out.stdout
+    assert "found 4, expected 5" in out.stdout
+    missing_field = tmp_path / "missing_field"
+    shutil.copytree(root / "pkg", missing_field)
+    path = missing_field / "mlbench_ci" / "systems" / "cpu_2core.json"
+    system = json.load(open(path))
+    del system["cooling"]
+    path.write_text(json.dumps(system))
+    verdict = package.check(str(missing_field / "mlbench_ci"), "4.0.0")
+    assert not verdict.passed
+    assert any("Missing field cooling" in e for e in verdict.errors), verdict.errors
+
+
+def test_bad_package_arguments_are_refused_before_any_run(tmp_path):
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin",
+                      f"--output_dir={tmp_path / 'runs'}", f"--package_dir={tmp_path / 'p'}",
+                      "--submitter=my org", "--system=x")
+    assert out.returncode == 2 and "`submitter` ('my org')" in out.stderr
+    alone = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin",
+                        f"--output_dir={tmp_path / 'runs'}", "--submitter=org")
+    assert alone.returncode == 2 and "go together" in alone.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "p").exists()
+
+
+@pytest.mark.slow
+def test_ten_bert_runs_make_a_package_the_checker_accepts(tmp_path):
+    """BERT needs 10 result files (ruleset 5.0.0): minutes of CPU, so `make test-slow`."""
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/bert_pydoc.gin", "--runs=10",
+                      f"--gin_bindings=train.data_dir = '{tmp_path / 'bert'}'",
+                      f"--output_dir={tmp_path / 'runs'}", f"--package_dir={tmp_path / 'pkg'}",
+                      "--submitter=mlbench_ci", "--system=cpu_2core")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    submitter = tmp_path / "pkg" / "mlbench_ci"
+    assert len(os.listdir(submitter / "results" / "cpu_2core" / "bert")) == 10
+    verdict = package.check(str(submitter), "5.0.0")
+    assert verdict.passed, verdict.checker_output[-3000:]
+    ours = json.load(open(tmp_path / "runs" / "results.json"))["score"]["minutes"]
+    assert verdict.score == pytest.approx(ours, rel=1e-9)
