@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
+from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.results import TrainResult
 from mlbench.runner import run
@@ -42,18 +43,12 @@ def _run_train(explicit):
     gin_bindings = explicit.pop("gin_bindings", ())
     with gin_config.isolated():
         gin_config.parse(gin_files, gin_bindings, skip_unknown=OTHER_ROOTS)
-        arguments = plan_lib.train_arguments(explicit, defaults(train))
+        arguments = plan_lib.train_arguments(explicit, train_defaults())
         cluster.configure(arguments["cluster"])
         if cluster.server_role():  # a ps or worker task of a parameter-server cluster
             cluster.serve()  # serves until the launcher (or the scheduler) stops it
         plan = plan_lib.resolve(arguments)
         return run(plan, arguments["hooks"])
-
-
-def defaults(entry):
-    """The entry point's declared defaults, gin's files and bindings aside."""
-    return {name: p.default for name, p in inspect.signature(entry).parameters.items()
-            if name not in ("gin_files", "gin_bindings")}
 
 
 @_keyword_entry_point(_run_train)

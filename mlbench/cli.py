@@ -97,19 +97,35 @@ def add_boolean(parser, name, help_text, dest=None):
                         help=argparse.SUPPRESS)
 
 
+def _signature_flags(parser, function, skip=(), aliases=None):
+    """One flag per argument of `function` (help from its docstring, its default shown);
+    `aliases` gives tf_cnn_benchmarks' flag names for the API's argument names."""
+    docs, aliases = _arg_docs(function.__doc__), aliases or {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        if name in skip:
+            continue
+        flag, text = aliases.get(name, name), docs.get(name, "")
+        if parameter.annotation is bool:
+            add_boolean(parser, flag, f"{text} (--no{flag} to turn off)", dest=name)
+        else:
+            kind, metavar = _parser_for(parameter)
+            default = ("" if parameter.default in (None, inspect.Parameter.empty)
+                       else f" (default {parameter.default!r})")
+            parser.add_argument(f"--{flag}", dest=name, type=kind, metavar=metavar,
+                                help=text + default)
+
+
+def _given(args, function):
+    """The flags given on the command line, as `function`'s keyword arguments (the
+    others keep the signature's defaults: no default is written twice)."""
+    return {name: getattr(args, name) for name in inspect.signature(function).parameters
+            if getattr(args, name, None) is not None}
+
+
 def _train_flags(parser):
     """One flag per argument of `mlbench.train` (help text from its docstring)."""
     from mlbench.api import train
-    docs = _arg_docs(train.__doc__)
-    for name, parameter in inspect.signature(train).parameters.items():
-        if name in NOT_FLAGS:
-            continue
-        text = docs.get(name, "")
-        if parameter.annotation is bool:
-            add_boolean(parser, name, text + " (--no" + name + " to turn off)")
-        else:
-            kind, metavar = _parser_for(parameter)
-            parser.add_argument(f"--{name}", type=kind, metavar=metavar, help=text)
+    _signature_flags(parser, train, skip=NOT_FLAGS)
     add_boolean(parser, "xla_compile", "tf_cnn_benchmarks' name for --jit_compile.",
                 dest="jit_compile")
     parser.add_argument("--display_every", dest="steps_per_loop", type=int, metavar="N",
@@ -120,14 +136,21 @@ def _train_flags(parser):
 
 
 def _arg_docs(docstring):
-    """{argument: first line of its description} from a Google-style Args section."""
-    docs, current = {}, None
+    """{argument: its description} from a Google-style Args section (continuation lines
+    joined; the section ends at the next heading such as Returns)."""
+    docs, current = {}, []
     for line in (docstring or "").splitlines():
         stripped = line.strip()
         if line.startswith("      ") and not line.startswith("        ") and ":" in stripped:
             names, text = stripped.split(":", 1)
-            for name in names.split("/"):
-                docs[name.strip()] = text.strip()
+            current = [n.strip() for n in names.split("/")]
+            for name in current:
+                docs[name] = text.strip()
+        elif line.startswith("        ") and current:
+            for name in current:
+                docs[name] += " " + stripped
+        elif stripped and not line.startswith("      "):
+            current = []
     return docs
 
 
@@ -167,36 +190,19 @@ def _check_export_dir(path):
         raise ValueError(f"`--export_dir` ({path!r}) is not empty; give a new directory.")
 
 
+# tf_cnn_benchmarks' flag names for the API's argument names: flags and errors use them.
+BENCHMARK_ALIASES = {"num_devices": "num_gpus", "all_reduce": "all_reduce_spec",
+                     "jit_compile": "xla_compile"}
+
+
 def _benchmark_flags(parser):
-    parser.add_argument("--model", help="model name (mlbench.models.list_models()).")
+    """One flag per argument of `mlbench.benchmark`, under tf_cnn_benchmarks' names."""
+    from mlbench.bench.bench import benchmark
     parser.add_argument("--suite", help="a suite under gin/benchmarks/ (e.g. dgx1_p100).")
-    parser.add_argument("--batch_size", type=int, help="per-device batch (page default).")
-    parser.add_argument("--num_gpus", type=int, default=1,
-                        help="devices (GPUs, else logical CPU devices).")
-    parser.add_argument("--variable_update",
-                        help="parameter_server | replicated | distributed_replicated.")
-    parser.add_argument("--local_parameter_device", help="cpu | gpu (parameter_server).")
-    parser.add_argument("--all_reduce_spec", default="auto",
-                        help="nccl | hierarchical_copy | reduction_to_one_device | auto.")
-    parser.add_argument("--data", help="synthetic (default) | real | any data name train "
-                        "takes (mnist, digits, tfds:<name>, a registered name).")
-    parser.add_argument("--data_dir", help="ImageNet-format TFRecords; given = real data.")
-    parser.add_argument("--num_batches", type=int, default=100, help="timed steps per run.")
-    parser.add_argument("--num_warmup_batches", type=int, default=10,
-                        help="warm-up steps per run (not timed).")
-    parser.add_argument("--num_runs", type=int, default=5, help="runs per configuration.")
-    parser.add_argument("--display_every", type=int, default=10,
-                        help="a Step/Img/sec line every N timed steps.")
-    parser.add_argument("--precision", default="auto",
-                        help="auto | float32 | mixed_float16 | mixed_bfloat16.")
-    add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
-    parser.add_argument("--xla_compile", dest="jit_compile", type=boolean_or_auto,
-                        default="auto", metavar="true|false|auto", help="XLA (auto: GPU/TPU).")
+    _signature_flags(parser, benchmark, skip=("clock", "verbose"), aliases=BENCHMARK_ALIASES)
     parser.add_argument("--noxla_compile", dest="jit_compile", action="store_const",
                         const=False, help=argparse.SUPPRESS)
-    add_boolean(parser, "forward_only", "time inference only.")
-    parser.add_argument("--trace_dir", help="a TensorBoard profile of one step goes here; "
-                        "its breakdown (time per op category) is printed.")
+    add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
     parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
     parser.add_argument("--project", type=int, metavar="N",
                         help="add a projected column: this device x 2, 4 ... N over "
@@ -210,22 +216,19 @@ def _benchmark_flags(parser):
 def _run_benchmark(args):
     if args.project is not None:  # checked before any step runs
         from mlbench.bench import platforms, projection
-        projection.device_counts(args.project, args.num_gpus)
+        projection.device_counts(args.project, args.num_devices or 1)
         platforms.get(args.project_platform)
     if args.suite:
         return _run_suite(args)
     if not args.model:
         raise ValueError("`--model` (or `--suite`) is required.")
     from mlbench.bench.bench import benchmark
-    result = benchmark(
-        args.model, args.batch_size, args.num_gpus, args.variable_update,
-        args.local_parameter_device, args.all_reduce_spec,
-        data=args.data or ("real" if args.data_dir else "synthetic"), data_dir=args.data_dir,
-        precision="mixed_float16" if args.use_fp16 else args.precision,
-        jit_compile=args.jit_compile, num_warmup_batches=args.num_warmup_batches,
-        num_batches=args.num_batches, num_runs=args.num_runs,
-        forward_only=bool(args.forward_only), display_every=args.display_every,
-        trace_dir=args.trace_dir)
+    given = _given(args, benchmark)
+    if args.use_fp16:
+        given["precision"] = "mixed_float16"
+    if args.data_dir and "data" not in given:
+        given["data"] = "real"
+    result = benchmark(**given)
     if args.project:
         from mlbench.bench import page, projection
         print(projection.attach(result, args.project, args.project_platform,
@@ -505,9 +508,8 @@ def _tf_config_from_flags(args):
                                                    args.controller_host)
 
 
-# tf_cnn_benchmarks' flag names for the API's argument names: errors name the flag typed.
-FLAG_ALIASES = {"num_devices": "--num_gpus", "all_reduce": "--all_reduce_spec",
-                "jit_compile": "--xla_compile"}
+# Errors name the flag typed (`num_devices` (--num_gpus)).
+FLAG_ALIASES = {name: f"--{flag}" for name, flag in BENCHMARK_ALIASES.items()}
 
 
 def _naming_flags(message, argv):

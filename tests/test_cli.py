@@ -215,3 +215,20 @@ def test_gin_job_names_a_function_of_your_own_module(tmp_path):
     assert misspelled.returncode == 2
     assert "`--import` ('my_modles')" in misspelled.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_benchmark_flags_come_from_its_signature_under_tf_cnn_benchmarks_names():
+    """--num_gpus/--all_reduce_spec/--xla_compile reach num_devices/all_reduce/jit_compile;
+    flags not given keep benchmark()'s own defaults (nothing passed for them)."""
+    import inspect
+    from mlbench import cli
+    from mlbench.bench.bench import benchmark
+    args = cli.build_parser().parse_args(
+        ["benchmark", "--model=resnet_tiny", "--num_gpus=2", "--all_reduce_spec=nccl",
+         "--noxla_compile", "--num_batches=7", "--forward_only"])
+    assert cli._given(args, benchmark) == {
+        "model": "resnet_tiny", "num_devices": 2, "all_reduce": "nccl", "jit_compile": False,
+        "num_batches": 7, "forward_only": True}
+    flags = {a.dest for a in cli.build_parser()._subparsers._group_actions[0]
+             .choices["benchmark"]._actions}
+    assert set(inspect.signature(benchmark).parameters) - {"clock", "verbose"} <= flags

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import mlbench
 from mlbench import plan as plan_lib
+from mlbench.arguments import TrainArguments, train_defaults
 from mlbench.distribute import strategies
 from conftest import REPO, host_op_model
 
@@ -53,6 +54,26 @@ def test_no_library_module_imports_an_entry_point():
     offenders = {m: sorted(deps & ENTRY_POINTS) for m, deps in graph.items()
                  if m not in ENTRY_POINTS and deps & ENTRY_POINTS}
     assert not offenders
+
+
+def test_the_structure_rules_hold_in_the_import_graph():
+    """bench/ builds no RunPlan; mlperf/ imports no api; the loop reaches no optimizer."""
+    graph = module_imports()
+    assert not [m for m in graph if m.startswith("mlbench.mlperf") and "mlbench.api" in graph[m]]
+    assert "mlbench.optimizers" not in graph["mlbench.training.loop"]
+    assert "mlbench.optimizers" not in graph["mlbench.training.warmup"]
+    for root, _, files in os.walk(os.path.join(PACKAGE, "bench")):
+        for name in (f for f in files if f.endswith(".py")):
+            assert "RunPlan(" not in open(os.path.join(root, name)).read(), name
+
+
+def test_train_signature_is_the_typed_arguments_record():
+    """`mlbench.train`'s explicit signature and TrainArguments: same names, defaults, order."""
+    import dataclasses
+    import inspect
+    declared = [(n, p.default) for n, p in inspect.signature(mlbench.train).parameters.items()
+                if n not in ("gin_files", "gin_bindings")]
+    assert declared == [(f.name, f.default) for f in dataclasses.fields(TrainArguments)]
 
 
 def test_import_graph_has_no_cycle():
@@ -172,7 +193,7 @@ def test_resolve_builds_nothing_and_writes_nothing(tmp_path):
     plan = plan_lib.resolve(plan_lib.train_arguments(
         dict(model="simple_cnn", data="mnist", global_batch_size=64, train_epochs=2,
              eval_every_epochs=1, model_dir=str(tmp_path / "run")),
-        mlbench.api.defaults(mlbench.train)))
+        train_defaults()))
     assert plan.train_steps == 125 and plan.eval_every == 62  # 62.5 steps per epoch
     assert plan.precision in ("float32", "mixed_bfloat16") and plan.replicas == 1
     assert not (tmp_path / "run").exists()

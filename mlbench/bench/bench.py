@@ -49,11 +49,14 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         (ImageNet TFRecords in `data_dir`), or any data `train` takes (a name such as
         'mnist', a DataSource, `(x, y)` arrays, a tf.data.Dataset): the input pipeline
         is then part of every timed step.
+      data_dir: ImageNet-format TFRecords for data='real'.
       precision / jit_compile: as in `train`; 'auto' picks per platform; `ran` records
         what ran (after an XLA refusal, jit_compile False).
       optimizer: 'sgd' (the page's only optimizer).
       num_warmup_batches / num_batches / num_runs: the method (10 / 100 / 5).
       forward_only: time inference instead of training.
+      num_classes: classes of the model's head (the page's 1000).
+      seed: seed of the weights and the synthetic data.
       display_every: a `Step  Img/sec` line every this many timed steps.
       trace_dir: a TensorBoard profile of one step goes here; `breakdown` of the result
         says where its time went.

@@ -10,10 +10,10 @@ import os
 import shutil
 from typing import Optional
 
-from mlbench import api
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench import reporting
+from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
 from mlbench.mlperf import checker, rules, scoring
@@ -83,7 +83,7 @@ def _resolved():
     """The current gin state's mlperf settings and RunPlan (bundled data written first
     when the settings say how and it is missing)."""
     config = settings()
-    arguments = plan_lib.train_arguments({}, api.defaults(api.train))
+    arguments = plan_lib.train_arguments({}, train_defaults())
     if config["prepare_data"] and arguments["data_dir"]:
         prepare_data(arguments["data_dir"], **config["prepare_data"])
     return config, plan_lib.resolve(arguments)

@@ -15,7 +15,6 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
-from mlbench.optimizers import current_learning_rate, optimizer_variables
 from mlbench.training import checkpoints
 from mlbench.training.interrupt import StopRequests
 from mlbench.training.profile import Profile
@@ -124,9 +123,7 @@ class Loop:
 
     @property
     def global_step(self):
-        if self.step.mode == "forward":
-            return self.step.steps_run
-        return int(self.step.optimizer.iterations.numpy())
+        return self.step.global_step
 
     def _next_boundary(self, step):
         """The next step at which the host must stop: eval, checkpoint or the end."""
@@ -185,8 +182,7 @@ class Loop:
 
     def _save(self, step, loss):
         """Saves only finite state (`mlbench.training.checkpoints`)."""
-        state = self.step.model.variables + optimizer_variables(self.step.optimizer)
-        if not checkpoints.save_finite(self.manager, state, step):
+        if not checkpoints.save_finite(self.manager, self.step.state_variables(), step):
             raise DivergenceError(step, f"{loss} with non-finite weights or optimizer state")
 
     def _maybe_trace(self, block):
@@ -215,7 +211,7 @@ class Loop:
 
     def _record(self, step, loss, skipped, timing, run_start, history):
         eps = timing.examples_per_second()
-        lr = current_learning_rate(self.step.optimizer) if self.step.optimizer else 0.0
+        lr = self.step.learning_rate()
         record = {"step": step, "loss": loss, "lr": lr,
                   "wall_time_s": time.perf_counter() - run_start,
                   "examples_per_second": eps, "skipped_steps": skipped}
@@ -233,8 +229,8 @@ class Loop:
                 tf.summary.scalar("examples_per_second", record["examples_per_second"])
                 tf.summary.scalar("steps_per_second", record["examples_per_second"] /
                                   self.config.examples_per_step)
-            if self.step.loss_scaled:
-                tf.summary.scalar("loss_scale", float(self.step.optimizer.loss_scale))
+            if self.step.loss_scale() is not None:
+                tf.summary.scalar("loss_scale", self.step.loss_scale())
 
     def _progress(self, step, loss, lr, eps):
         if self.config.progress is not None:

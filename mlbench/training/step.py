@@ -8,6 +8,7 @@ import logging
 
 import tensorflow as tf
 
+from mlbench.optimizers import current_learning_rate, optimizer_variables
 from mlbench.precision import uses_loss_scale
 
 
@@ -204,6 +205,36 @@ class TrainStep:
         per_replica = self.strategy.run(self._replica_eval_fn, args=(batch,))
         return tf.nest.map_structure(
             lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), per_replica)
+
+    # --- what the loop and the warm-up read: nothing else of the step's internals ---
+
+    @property
+    def global_step(self):
+        """Optimizer updates done (calls' steps in forward mode, where nothing counts)."""
+        if self.mode == "forward":
+            return self.steps_run
+        return int(self.optimizer.iterations.numpy())
+
+    def state_variables(self):
+        """Every variable a checkpoint or the warm-up's restore must cover: the model's and
+        the optimizer's (iterations, slots, loss scale)."""
+        extra = optimizer_variables(self.optimizer) if self.optimizer is not None else []
+        return list(self.model.variables) + extra
+
+    def learning_rate(self):
+        return current_learning_rate(self.optimizer) if self.optimizer is not None else 0.0
+
+    def loss_scale(self):
+        """The dynamic loss scale (float16), else None."""
+        return float(self.optimizer.loss_scale) if self.loss_scaled else None
+
+    def reset_counter(self):
+        """Forgets the steps run so far (warm-up steps are not the run's)."""
+        self.steps_run = 0
+
+    def warm_up_eval(self, batch):
+        """One eval step on `batch`, to trace it before the run clock starts."""
+        return self.eval_step(batch)
 
     def evaluate(self, distributed_dataset):
         """Sums the task's eval counts over a distributed dataset; returns its metrics.

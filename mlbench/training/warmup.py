@@ -9,8 +9,6 @@ so the run starts from the same state as without warm-up.
 """
 import tensorflow as tf
 
-from mlbench.optimizers import optimizer_variables
-
 
 def _zeros_like_spec(spec, batch):
     return tf.nest.map_structure(
@@ -29,7 +27,7 @@ def _fake_iterator(strategy, element_spec, per_replica_batch):
 def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_batch):
     """Returns a callable doing the warm-up described in the module docstring."""
     def warmup():
-        state = step.model.variables + optimizer_variables(step.optimizer)
+        state = step.state_variables()
         saved = {v.ref(): v.numpy() for v in state}
         if hasattr(train_inputs, "element_spec"):
             inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
@@ -38,8 +36,8 @@ def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_bat
         step.run(inputs, 1)  # the only way into compiled code (XLA fallback)
         if make_eval_dataset is not None:
             eval_spec = make_eval_dataset().element_spec
-            step.eval_step(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
-        step.steps_run = 0
-        for v in state + optimizer_variables(step.optimizer):
+            step.warm_up_eval(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
+        step.reset_counter()
+        for v in step.state_variables():  # slots the warm-up step created: back to zero
             v.assign(saved[v.ref()] if v.ref() in saved else tf.zeros_like(v))
     return warmup
