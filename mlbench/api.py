@@ -15,10 +15,6 @@ from mlbench.results import TrainResult
 from mlbench.runner import run
 from mlbench.training.loop import Hooks
 
-# mlperf's and benchmark suites' sections may sit in a file `train` reads (an MLPerf
-# gin file run as a plain training): they are not `train`'s to check.
-OTHER_ROOTS = ("mlperf", "benchmark_suite")
-
 
 def _keyword_entry_point(run):
     """Turns a documented signature stub into an entry point calling `run(explicit)`.
@@ -41,8 +37,8 @@ def _keyword_entry_point(run):
 def _run_train(explicit):
     gin_files = explicit.pop("gin_files", ())
     gin_bindings = explicit.pop("gin_bindings", ())
-    with gin_config.isolated():
-        gin_config.parse(gin_files, gin_bindings, skip_unknown=OTHER_ROOTS)
+    # an MLPerf file run as a plain training: its `mlperf.*` section is not train's to check
+    with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
         arguments = plan_lib.train_arguments(explicit, train_defaults())
         cluster.configure(arguments["cluster"])
         if cluster.server_role():  # a ps or worker task of a parameter-server cluster

@@ -2,7 +2,9 @@
 
 Each entry point registers its own configurables (`train` in `mlbench.plan`,
 `mlperf` in `mlbench.mlperf.settings`, `benchmark_suite` in
-`mlbench.bench.suite`); this module imports none of them.
+`mlbench.bench.suite`); this module imports none of them, but keeps the one list
+of those roots (`ROOTS`) and the one way to read a config (`scope`): a file may
+hold several roots' sections, and an entry point checks only the roots it reads.
 """
 import contextlib
 import copy
@@ -18,6 +20,8 @@ from gin import config as gin_internals
 from mlbench.files import write_text
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# The gin roots of mlbench's entry points (an MLPerf file also holds `train.*`).
+ROOTS = ("train", "mlperf", "benchmark_suite")
 
 
 def shipped_gin_root():
@@ -54,6 +58,18 @@ def isolated():
             current.clear()
             (current.extend if isinstance(current, list) else current.update)(value)
         gin_internals._CONFIG_IS_LOCKED = locked
+
+
+@contextlib.contextmanager
+def scope(gin_files=(), gin_bindings=(), reads=("train",)):
+    """An isolated gin state holding `gin_files` and `gin_bindings`, checked for the roots
+    the entry point `reads` (the other roots' sections are left unchecked)."""
+    unknown = sorted(set(reads) - set(ROOTS))
+    if unknown:
+        raise ValueError(f"gin root(s) {unknown} are not mlbench's; known: {list(ROOTS)}.")
+    with isolated():
+        parse(gin_files, gin_bindings, skip_unknown=[r for r in ROOTS if r not in reads])
+        yield
 
 
 def parse(gin_files=(), gin_bindings=(), skip_unknown=()):

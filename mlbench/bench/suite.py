@@ -77,6 +77,5 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
 
 def run_named(name, gin_bindings=(), **overrides):
     """Runs the suite `gin/benchmarks/<name>.gin` (bindings on top, `overrides` last)."""
-    with gin_config.isolated():
-        gin_config.parse([f"benchmarks/{name}.gin"], gin_bindings, skip_unknown=("mlperf",))
+    with gin_config.scope([f"benchmarks/{name}.gin"], gin_bindings, reads=("benchmark_suite",)):
         return run_suite(**overrides)

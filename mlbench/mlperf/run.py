@@ -109,8 +109,7 @@ def prepare_data(data_dir, kind, **options):
 
 def planned(gin_files, gin_bindings=()):
     """(mlperf settings, RunPlan, division) of a gin config, nothing built or written."""
-    with gin_config.isolated():
-        gin_config.parse(gin_files, gin_bindings, skip_unknown=("benchmark_suite",))
+    with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
         config, plan = _resolved()
         return config, plan, resolve_division(config, plan)
 
@@ -122,8 +121,7 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
     Returns:
       (list of RunRecord, scoring.Score).
     """
-    with gin_config.isolated():
-        gin_config.parse(gin_files, gin_bindings, skip_unknown=("benchmark_suite",))
+    with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
         config, plan = _resolved()
         division = resolve_division(config, plan)
         dirs = run_dirs(output_dir, runs)
