@@ -8,8 +8,15 @@ import sys
 
 import pytest
 
-from mlbench.mlperf import package
+import gin
+
+import mlbench.mlperf.settings  # noqa: F401  registers `mlperf`
+import mlbench.plan  # noqa: F401  registers `train`
+from mlbench import config
+from mlbench.mlperf import package, rcp
 from conftest import REPO
+
+SHIPPED_RCPS = os.path.join(REPO, "gin", "mlperf", "cpu", "rcps_resnet_digits.json")
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
@@ -79,6 +86,53 @@ def test_bad_package_arguments_are_refused_before_any_run(tmp_path):
                         f"--output_dir={tmp_path / 'runs'}", "--submitter=org")
     assert alone.returncode == 2 and "go together" in alone.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("gin_file", ["mlperf/resnet50_imagenet.gin",
+                                      "mlperf/bert_pretraining.gin"])
+def test_closed_files_have_mlcommons_reference_convergence_at_their_batch(gin_file):
+    with config.scope([gin_file], reads=("mlperf", "train")):
+        benchmark = gin.query_parameter("mlperf.benchmark")
+        batch = gin.query_parameter("train.global_batch_size")
+    coverage = rcp.closed_reference(benchmark, {"resnet": "4.0.0", "bert": "5.0.0"}[benchmark],
+                                    batch)
+    assert coverage == {"resnet": "interpolated between 1632 and 3264",
+                        "bert": "found"}[benchmark]
+
+
+def test_shipped_runs_meet_the_shipped_cpu_scale_rcp(resnet_package):
+    """rcp_checker --custom_rcps on the packaged runs (seeds 0-4; the RCP is seeds 100-109)."""
+    root, _ = resnet_package
+    results = root / "pkg" / "mlbench_ci" / "results" / "cpu_2core" / "resnet"
+    verdict = rcp.judge(str(results), "4.0.0", SHIPPED_RCPS)
+    assert verdict.passed and "RCP test PASSED" in verdict.message, verdict
+    assert not verdict.slower
+
+
+def test_the_mirrored_bound_flags_slower_convergence():
+    reference = rcp.checker_for("resnet", "4.0.0", SHIPPED_RCPS)._find_rcp(128, "full_rcps")
+    mean, floor = reference["RCP Mean"], reference["Min Epochs"]
+    at_reference = rcp.judge_epochs([mean] * 5, reference)
+    assert at_reference.passed and not at_reference.slower
+    # 1 % beyond the mirrored bound in every run: slower; 1 % inside: not
+    beyond = 2 * mean - floor
+    assert rcp.judge_epochs([beyond * 1.01] * 5, reference).slower
+    assert not rcp.judge_epochs([beyond * 0.99] * 5, reference).slower
+    assert not rcp.judge_epochs([floor * 0.99] * 5, reference).passed
+
+
+@pytest.mark.slow
+def test_deliberately_slowed_runs_are_judged_slower(tmp_path, digit_records):
+    """5 runs at a quarter of the learning rate against the shipped RCP."""
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
+                      f"--gin_bindings=train.data_dir = '{digit_records}'",
+                      "--gin_bindings=train.learning_rate = 0.5",
+                      f"--output_dir={tmp_path / 'runs'}", f"--package_dir={tmp_path / 'pkg'}",
+                      "--submitter=mlbench_ci", "--system=cpu_2core")
+    assert out.returncode in (0, 3), out.stderr[-3000:]
+    results = tmp_path / "pkg" / "mlbench_ci" / "results" / "cpu_2core" / "resnet"
+    verdict = rcp.judge(str(results), "4.0.0", SHIPPED_RCPS)
+    assert verdict.slower, verdict
 
 
 @pytest.mark.slow

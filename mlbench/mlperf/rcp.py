@@ -1,0 +1,139 @@
+"""Reference convergence points (RCPs): how many epochs a configuration needs to reach
+its target, over many seeds, judged with MLCommons' own rcp_checker.
+
+MLCommons' RCPs cover the closed configurations at their batch sizes. The CPU-scale
+open runs ship their own (`gin/mlperf/cpu/rcps_<benchmark>.json`, written by
+`measure`) in rcp_checker's format, so `rcp_checker --custom_rcps` judges them
+exactly as it judges a closed submission.
+
+rcp_checker is one-sided: it refuses a run set that converges *faster* than the
+reference allows (its t-test at alpha 0.05 gives the least acceptable mean, 'Min
+Epochs'). `slower` is the same test mirrored: with the equal-variance t-test the
+bound is symmetric about the reference mean, so a run set whose olympic mean is
+above mean + (mean − Min Epochs) converged slower than the reference at the same
+confidence. We write that half ourselves because rcp_checker has no such direction.
+"""
+import dataclasses
+import io
+import json
+import os
+import subprocess
+import sys
+
+from mlperf_logging.rcp_checker import rcp_checker
+
+
+def epochs_to_converge(log_paths, ruleset):
+    """(batch size, [epochs per run], benchmark) as rcp_checker reads the logs; a run
+    that did not converge counts as 1e9."""
+    batch, epochs, benchmark = rcp_checker.get_submission_epochs(list(log_paths), ruleset,
+                                                                 False)
+    if batch == -1 or epochs is None:
+        raise ValueError(f"logs {list(log_paths)}: rcp_checker could not read a batch size "
+                         "or more than one run did not converge.")
+    return batch, epochs, benchmark
+
+
+def record(benchmark, batch_size, epochs, hyperparameters, platform, when):
+    """One RCP entry in rcp_checker's format."""
+    return {f"{benchmark}_ref_{batch_size}": {
+        "Benchmark": benchmark, "Creator": "mlbench", "When": when, "Platform": platform,
+        "BS": batch_size, "Hyperparams": hyperparameters,
+        "Epochs to converge": sorted(float(e) for e in epochs)}}
+
+
+def checker_for(benchmark, ruleset, rcp_path=None):
+    """MLCommons' RCP_Checker over its own RCPs, or over the file `rcp_path`."""
+    if rcp_path is None:
+        return rcp_checker.RCP_Checker("training", ruleset, benchmark, False)
+    with open(rcp_path) as f:
+        return rcp_checker.RCP_Checker("training", ruleset, benchmark, False,
+                                       io.StringIO(f.read()))
+
+
+@dataclasses.dataclass
+class Judgement:
+    passed: bool  # rcp_checker's verdict: not faster than the reference allows
+    slower: bool  # the mirrored test: slower than the reference at the same confidence
+    message: str
+    mean_epochs: float
+    reference_mean: float
+    min_epochs: float
+    max_epochs: float
+
+
+def judge(results_dir, ruleset, rcp_path):
+    """rcp_checker's verdict on `results_dir` (result_*.txt) against `rcp_path`, run as
+    MLCommons runs it, plus the mirrored 'converged slower' test."""
+    proc = subprocess.run([sys.executable, "-m", "mlperf_logging.rcp_checker", results_dir,
+                           "--rcp_version", ruleset, "--custom_rcps", rcp_path,
+                           "--log_output", os.path.join(os.path.dirname(results_dir.rstrip("/")),
+                                                        "rcp_checker.log")],
+                          capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    logs = sorted(os.path.join(results_dir, f) for f in os.listdir(results_dir)
+                  if f.startswith("result_"))
+    message = next((line for line in output.splitlines() if "RCP test" in line), output[-300:])
+    passed = "RCP test PASSED" in output and proc.returncode == 0
+    batch, epochs, benchmark = rcp_checker.get_submission_epochs(logs, ruleset, False)
+    if epochs is None:  # more than one run did not converge: slower by any measure
+        return Judgement(False, True, message.strip(), float("inf"), float("nan"),
+                         float("nan"), float("nan"))
+    reference = checker_for(benchmark, ruleset, rcp_path)._find_rcp(batch, "full_rcps")
+    if reference is None:
+        raise ValueError(f"{rcp_path!r} has no RCP at batch size {batch}.")
+    return judge_epochs(epochs, reference, passed, message.strip())
+
+
+def judge_epochs(epochs, reference, passed=None, message=""):
+    """The mirrored bound on an olympic mean of `epochs` (see the module docstring)."""
+    trimmed = sorted(epochs)[1:-1]
+    mean = sum(trimmed) / len(trimmed)
+    ceiling = 2 * reference["RCP Mean"] - reference["Min Epochs"]
+    if passed is None:  # rcp_checker's own rule, for epochs without logs
+        passed = mean >= reference["Min Epochs"]
+    return Judgement(passed, mean > ceiling, message, mean, reference["RCP Mean"],
+                     reference["Min Epochs"], ceiling)
+
+
+def closed_reference(benchmark, ruleset, batch_size):
+    """How MLCommons' own RCPs cover `batch_size`: 'found', 'interpolated between A and
+    B', or None (a closed submission at that batch size needs a new RCP)."""
+    checker = checker_for(benchmark, ruleset)
+    if checker._find_rcp(batch_size, "pruned_rcps") is not None:
+        return "found"
+    low = checker._find_top_min_rcp(batch_size, "pruned_rcps")
+    high = checker._find_bottom_max_rcp(batch_size, "pruned_rcps")
+    if low is not None and high is not None:
+        return f"interpolated between {low['BS']} and {high['BS']}"
+    return None
+
+
+def from_run_set(run_set_dir, platform, when):
+    """An RCP entry from a run set `mlbench mlperf` wrote (many seeds, one configuration):
+    its logs' epochs to converge, batch size and hyperparameters as logged."""
+    with open(os.path.join(run_set_dir, "results.json")) as f:
+        run_set = json.load(f)
+    logs = [run["log"] for run in run_set["runs"]]
+    ruleset = run_set["settings"]["ruleset"]
+    batch, epochs, benchmark = epochs_to_converge(logs, ruleset)
+    return record(benchmark, batch, epochs, _logged_hyperparameters(logs[0]), platform, when)
+
+
+def _logged_hyperparameters(log_path):
+    """The opt_* / lars_* / lamb_* values the log carries (what the RCP was measured at)."""
+    values = {}
+    with open(log_path) as f:
+        for line in f:
+            if ":::MLLOG " not in line:
+                continue
+            event = json.loads(line.split(":::MLLOG ", 1)[1])
+            if event["key"].startswith(("opt_", "lars_", "lamb_")):
+                values[event["key"]] = event["value"]
+    return values
+
+
+def write(path, entries):
+    with open(path, "w") as f:
+        json.dump(entries, f, indent=1)
+        f.write("\n")
