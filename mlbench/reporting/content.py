@@ -91,7 +91,8 @@ def method(source, prefix):
     settings = source.data.get("settings") or {}
     first = source.results[0]
     facts = {"warm-up / timed steps / runs": settings.get("warm-up / timed steps / runs") or
-             f"? / {first['runs'][0]['num_steps']} / {len(first['runs'])}",
+             f"{(first.get('ran') or {}).get('num_warmup_batches', '?')} / "
+             f"{first['runs'][0]['num_steps']} / {len(first['runs'])}",
              "statistics": METHOD}
     ran = first.get("ran") or {}
     for key in ("precision", "jit_compile", "strategy", "forward_only"):

@@ -171,6 +171,8 @@ def test_report_of_two_benchmarks_has_the_comparison_section(runs, tmp_path):
     figures = json.load(open(sidecar))
     compared = next(s for s in figures["sections"] if s["id"] == "compare-1")
     assert compared["rows"][0][-1] == "slower"
+    method = next(s for s in figures["sections"] if s["id"] == "s0-method")["facts"]
+    assert method["warm-up / timed steps / runs"] == "1 / 5 / 3"
     assert compared["rows"][0][5]["value"] == pytest.approx(0.8, rel=0.02)
 
 
