@@ -60,6 +60,10 @@ def header(loaded, title):
     for source in loaded:
         for key, value in source.environment.items():
             facts.setdefault(key, value)
+    if not any(s.environment for s in loaded):  # train runs do not record theirs
+        from mlbench.bench import environment
+        facts.update({f"{k} (of the machine making this report)": v
+                      for k, v in environment.environment().items()})
     facts["sources"] = "; ".join(f"{s.kind}: {s.path}" for s in loaded)
     return {"id": "environment", "title": "Environment", "kind": "facts", "facts": facts}
 

@@ -42,13 +42,17 @@ def _section(section):
 
 
 def _facts(section):
-    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(_plain(v))}</dd>"
-                    for k, v in section["facts"].items())
-    return f"<dl>{items}</dl>"
+    return "<dl>" + "".join(f"<dt>{_e(k)}</dt>{_fact(v)}"
+                            for k, v in section["facts"].items()) + "</dl>"
 
 
-def _plain(value):
-    return json.dumps(value) if isinstance(value, (dict, list)) else value
+def _fact(value):
+    """Floats shown to 4 significant digits, the exact value kept in data-value."""
+    if isinstance(value, float):
+        return f"<dd data-value=\"{_e(repr(value))}\">{value:.4g}</dd>"
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value)
+    return f"<dd>{_e(value)}</dd>"
 
 
 def _text(section):
