@@ -88,12 +88,6 @@ def from_hyperparameters(h):
     return factory.build_optimizer(factory.build_learning_rate())
 
 
-def build(name="sgd", learning_rate=0.1, **options):
-    """Builds (optimizer, hyperparameters) from flat arguments; see `hyperparameters`."""
-    h = hyperparameters(name, learning_rate, **options)
-    return from_hyperparameters(h), h
-
-
 def current_learning_rate(optimizer):
     """The LR at the optimizer's current step (a float), through a loss-scale wrapper."""
     inner = getattr(optimizer, "inner_optimizer", optimizer)
