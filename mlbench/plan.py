@@ -109,9 +109,11 @@ class RunPlan:
         return self.model_info.output_width or max(self.source.num_classes, 1)
 
     def describe(self):
-        """What ran, for results: precision, XLA, micro-batches, strategy, replicas."""
+        """What ran, for results: precision, XLA, gradient accumulation (the user's name
+        for the micro-batches per step), strategy, replicas."""
         return dict(precision=self.precision, jit_compile=self.jit_compile,
-                    microbatches=self.microbatches, **strategies.describe(self.strategy))
+                    gradient_accumulation_steps=self.microbatches,
+                    **strategies.describe(self.strategy))
 
 
 def resolve(arguments):
@@ -379,7 +381,7 @@ def check_batch(global_batch_size, replicas, k):
     check_positive_int("global_batch_size", global_batch_size)
     if global_batch_size % (replicas * k):
         raise ValueError(f"`global_batch_size` ({global_batch_size}) must be divisible by "
-                         f"replicas × microbatches ({replicas}×{k}).")
+                         f"replicas × gradient_accumulation_steps ({replicas}×{k}).")
 
 
 def model_input_shape(info, model_options, source):

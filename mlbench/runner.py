@@ -182,7 +182,7 @@ def write_hparams(model_dir, plan):
         return
     from tensorboard.plugins.hparams import api as hparams_api
     values = dict(model=plan.model, global_batch_size=plan.global_batch_size,
-                  microbatches=plan.microbatches, precision=plan.precision,
+                  gradient_accumulation_steps=plan.microbatches, precision=plan.precision,
                   jit_compile=plan.jit_compile, optimizer=plan.optimizer,
                   learning_rate=float(plan.optimizer_hparams["learning_rate"]),
                   train_steps=plan.train_steps, seed=plan.seed, replicas=plan.replicas,
