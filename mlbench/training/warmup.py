@@ -24,20 +24,36 @@ def _fake_iterator(strategy, element_spec, per_replica_batch):
     return iter(strategy.distribute_datasets_from_function(dataset_fn))
 
 
+def _build_lazy_variables(strategy, step, element_spec, per_replica_batch):
+    """Calls the model once on zeros (no update) so that variables a model creates on its
+    first call (Model Garden's BERT masked-LM head) exist, with their initial values,
+    before the state is saved: the restore can then put every weight back."""
+    batch = _zeros_like_spec(element_spec, per_replica_batch)
+    with strategy.scope():
+        step.model(step.task.inputs(batch), training=False)
+
+
 def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_batch):
     """Returns a callable doing the warm-up described in the module docstring."""
     def warmup():
-        state = step.state_variables()
-        saved = {v.ref(): v.numpy() for v in state}
         if hasattr(train_inputs, "element_spec"):
+            _build_lazy_variables(strategy, step, train_inputs.element_spec, per_replica_batch)
             inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
         else:
             inputs = train_inputs  # synthetic data already on the devices
+        saved = {v.ref(): v.numpy() for v in step.state_variables()}
         step.run(inputs, 1)  # the only way into compiled code (XLA fallback)
         if make_eval_dataset is not None:
             eval_spec = make_eval_dataset().element_spec
             step.warm_up_eval(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
         step.reset_counter()
-        for v in step.state_variables():  # slots the warm-up step created: back to zero
-            v.assign(saved[v.ref()] if v.ref() in saved else tf.zeros_like(v))
+        model_weights = {w.ref() for w in step.model.variables}
+        for v in step.state_variables():
+            if v.ref() in saved:
+                v.assign(saved[v.ref()])
+            elif v.ref() in model_weights:
+                raise RuntimeError(f"model variable {v.name} was created by the warm-up step: "
+                                   "its initial value is lost (a bug in mlbench).")
+            else:  # an optimizer slot the warm-up step created: back to zero
+                v.assign(tf.zeros_like(v))
     return warmup

@@ -68,11 +68,13 @@ def bert_dir(tmp_path_factory):
     return out
 
 
-def test_short_bert_run_logs_pass_checker_5_0_0(tmp_path, bert_dir):
+def test_short_bert_run_learns_and_logs_pass_checker_5_0_0(tmp_path, bert_dir):
+    """Target 0.075: above the 0.063 a model scores by predicting one token everywhere (what
+    BERT did when the warm-up zeroed its lazily built masked-LM head)."""
     records, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"],
                               [f"train.data_dir = '{bert_dir}'", "train.eval_every = 100",
                                "train.train_steps = 300",
-                               "train.target = {'masked_lm_accuracy': 0.05}"],
+                               "train.target = {'masked_lm_accuracy': 0.075}"],
                               runs=1, output_dir=str(tmp_path))
     assert records[0].reached_target and records[0].checker_passed, records[0].checker_output
     events = log_lines(records[0].log)
