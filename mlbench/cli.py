@@ -345,6 +345,11 @@ def _mlperf_flags(parser):
                         "submission_platform).")
     parser.add_argument("--check_package", metavar="DIR", help="only check a package: "
                         "package_checker's verdict and the result summarizer's score.")
+    parser.add_argument("--rcp", metavar="FILE", help="judge the runs' convergence against "
+                        "this reference convergence point file (rcp_checker --custom_rcps, "
+                        "plus the mirrored 'converged slower' bound); exit 3 when slower.")
+    parser.add_argument("--write_rcp", metavar="FILE", help="write the runs' epochs (BERT: "
+                        f"samples) to converge as an RCP file (>= {MIN_RCP_RUNS} runs).")
 
 
 def _run_mlperf(args):
@@ -363,16 +368,53 @@ def _run_mlperf(args):
         package.check_name("system", args.system)
         package.check_free(args.package_dir, args.submitter, args.system)
         bindings += [f"mlperf.org = {args.submitter!r}", f"mlperf.platform = {args.system!r}"]
+    _check_write_rcp(args.write_rcp, args.runs)
     from mlbench.mlperf.run import run_many
-    records, _ = run_many(args.gin_file, bindings, args.runs, args.seed, args.output_dir,
-                          verbose=bool(args.verbose))
+    records, _, judgement = run_many(args.gin_file, bindings, args.runs, args.seed,
+                                     args.output_dir, verbose=bool(args.verbose),
+                                     rcp_path=args.rcp)
     passed = all(r.reached_target and r.checker_passed for r in records)
+    if judgement is not None:
+        print(judgement.text())
+        passed = passed and judgement.passed and not judgement.slower
+    if args.write_rcp:
+        _write_rcp(args.output_dir, args.write_rcp, args.gin_file,
+                   [args.seed, args.seed + args.runs - 1])
     if args.package_dir:
         root = package.write(args.output_dir, args.package_dir, args.submitter, args.system,
                              args.gin_file, " ".join(["mlbench", "mlperf"] + sys.argv[2:]))
         print(f"wrote the package {root}")
         passed = _check_packages([root]) == EXIT_OK and passed
     return EXIT_OK if passed else EXIT_TARGET
+
+
+MIN_RCP_RUNS = 10  # MLCommons' RCPs come from at least 10 seeds
+
+
+def _check_write_rcp(path, runs):
+    if path is None:
+        return
+    if runs < MIN_RCP_RUNS:
+        raise ValueError(f"`--write_rcp` needs `--runs` >= {MIN_RCP_RUNS} (got {runs}): a "
+                         "reference convergence point is a distribution over seeds.")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) or not os.path.isdir(parent):
+        raise ValueError(f"`--write_rcp` ({path!r}) must be a new file in an existing "
+                         "directory.")
+
+
+def _write_rcp(run_set_dir, path, gin_files, seeds):
+    import datetime
+    from mlbench.bench.environment import cpu_model
+    from mlbench.mlperf import rcp
+    from mlbench.version import __version__
+    platform = (f"{cpu_model()}, {os.cpu_count()} cores, mlbench {' '.join(gin_files)}, "
+                f"seeds {seeds[0]}-{seeds[-1]}")
+    entry = rcp.from_run_set(run_set_dir, platform,
+                             f"{datetime.date.today().isoformat()}, mlbench {__version__}")
+    rcp.write(path, entry)
+    (name, values), = entry.items()
+    print(f"wrote the RCP {name} ({len(values['Epochs to converge'])} runs) to {path}")
 
 
 def _check_packages(roots):

@@ -49,12 +49,14 @@ def build(plan, log=None):
     coordinator = _coordinator(plan)
     model, optimizer = _model_and_optimizer(plan)
     task = _task(plan, model)
-    step = TrainStep(plan.strategy, model, optimizer, task, plan.global_batch_size,
-                     plan.microbatches, plan.jit_compile, plan.mode, log, coordinator)
+    split = plan.distribution
+    step = TrainStep(split.strategy, model, optimizer, task, split.global_batch_size,
+                     split.gradient_accumulation_steps, plan.numerics.jit_compile, plan.mode,
+                     log, coordinator)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     resumed_from = _restore(checkpoint, plan)
-    if not resumed_from and plan.init_checkpoint:
-        _warm_start(model, plan.init_checkpoint)
+    if not resumed_from and plan.directory.init_checkpoint:
+        _warm_start(model, plan.directory.init_checkpoint)
     done = int(optimizer.iterations.numpy())
     make_eval = (lambda: eval_inputs(plan, coordinator)) if plan.has_eval else None
     return Parts(model, optimizer, task, step, checkpoint,
@@ -65,37 +67,41 @@ def build(plan, log=None):
 def _coordinator(plan):
     """TF's ClusterCoordinator when the plan trains with parameter servers (this process
     is the chief: it schedules steps on the workers; see TrainStep.run)."""
-    if not strategies.is_parameter_server(plan.strategy):
+    if not strategies.is_parameter_server(plan.distribution.strategy):
         return None
-    return tf.distribute.coordinator.ClusterCoordinator(plan.strategy)
+    return tf.distribute.coordinator.ClusterCoordinator(plan.distribution.strategy)
 
 
 def _task(plan, model):
     """One replica's maths, under the strategy's scope (a KerasTask's metric variables)."""
-    with plan.strategy.scope():
-        return task_lib.for_model(plan.model_info, plan.num_classes, plan.label_smoothing,
-                                  plan.loss, plan.metrics, own.ends_in_probabilities(model))
+    with plan.distribution.strategy.scope():
+        objective = plan.objective
+        return task_lib.for_model(plan.model.info, plan.model.num_classes,
+                                  objective.label_smoothing, objective.loss, objective.metrics,
+                                  own.ends_in_probabilities(model))
 
 
 def _build_model(plan):
-    if not plan.model_info.own:
-        return models.get(plan.model, num_classes=plan.num_classes, **plan.model_options)
-    model = plan.model_info.factory(num_classes=plan.num_classes, **plan.model_options)
-    return own.check_tf_keras(model, f"`model` ({plan.model!r}) returned a value that")
+    info, options, classes = plan.model.info, plan.model.options, plan.model.num_classes
+    if not info.own:
+        return models.get(plan.model.name, num_classes=classes, **options)
+    model = info.factory(num_classes=classes, **options)
+    return own.check_tf_keras(model, f"`model` ({plan.model.name!r}) returned a value that")
 
 
 def _model_and_optimizer(plan):
-    with plan.strategy.scope():
-        with precision_lib.policy_scope(plan.precision):
+    precision = plan.numerics.precision
+    with plan.distribution.strategy.scope():
+        with precision_lib.policy_scope(precision):
             model = _build_model(plan)
-        optimizer = optimizers.from_hyperparameters(plan.optimizer_hparams)
-        optimizer = precision_lib.wrap_optimizer(optimizer, plan.precision)
+        optimizer = optimizers.from_hyperparameters(plan.objective.optimizer_hparams)
+        optimizer = precision_lib.wrap_optimizer(optimizer, precision)
     return model, optimizer
 
 
 def _restore(checkpoint, plan):
     """Resumes from the latest checkpoint in `model_dir`; its path, or None."""
-    latest = latest_checkpoint(plan.model_dir) if plan.resume else None
+    latest = latest_checkpoint(plan.directory.model_dir) if plan.directory.resume else None
     if latest:
         # Optimizer slots are restored when the first step creates them; a run that only
         # reports its stored result creates none, and that is expected.
@@ -104,10 +110,9 @@ def _restore(checkpoint, plan):
 
 
 def _warm_start(model, path):
-    """Model weights only: Model Garden pretrainer items (encoder, masked_lm) or mlbench's."""
+    """Model weights only: Model Garden pretrainer items (encoder, masked_lm) or mlbench's
+    (`plan.checks` made sure the checkpoint exists)."""
     items = getattr(model, "checkpoint_items", None) or {"model": model}
-    if not tf.io.gfile.exists(path + ".index"):
-        raise ValueError(f"`init_checkpoint` ({path!r}) has no {path + '.index'}.")
     tf.train.Checkpoint(**items).read(path).expect_partial()
 
 
@@ -131,17 +136,20 @@ def adapt_images(input_shape):
 
 
 def _adapted(dataset, plan):
-    if plan.source.kind != "image" or tuple(plan.source.input_shape) == tuple(plan.input_shape):
+    wanted = tuple(plan.model.input_shape)
+    if plan.source.kind != "image" or tuple(plan.source.input_shape) == wanted:
         return dataset
-    return dataset.map(adapt_images(plan.input_shape), num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.map(adapt_images(wanted), num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def _train_dataset_fn(plan, done_steps):
+    batch_size = plan.distribution.per_replica_batch
+
     def dataset_fn(ctx):
         if plan.source.on_device:  # parameter servers: the synthetic batch, made per worker
-            batch = plan.source.replica_batch(plan.per_replica_batch, plan.seed)
+            batch = plan.source.replica_batch(batch_size, plan.seed)
             return tf.data.Dataset.from_tensors(batch).repeat()
-        return _adapted(plan.source.train_dataset(ctx, plan.per_replica_batch, plan.seed,
+        return _adapted(plan.source.train_dataset(ctx, batch_size, plan.seed,
                                                   skip_batches=done_steps), plan)
     return dataset_fn
 
@@ -154,17 +162,19 @@ def train_inputs(plan, done_steps=0, coordinator=None):
     see the same data as 2N straight steps.
     """
     dataset_fn = _train_dataset_fn(plan, done_steps)
+    strategy = plan.distribution.strategy
     if coordinator is not None:
         return iter(coordinator.create_per_worker_dataset(
-            lambda: plan.strategy.distribute_datasets_from_function(dataset_fn)))
+            lambda: strategy.distribute_datasets_from_function(dataset_fn)))
     if plan.source.on_device:
-        return plan.source.distribute(plan.strategy, plan.per_replica_batch, plan.seed)
-    return iter(plan.strategy.distribute_datasets_from_function(dataset_fn))
+        return plan.source.distribute(strategy, plan.distribution.per_replica_batch, plan.seed)
+    return iter(strategy.distribute_datasets_from_function(dataset_fn))
 
 
 def eval_inputs(plan, coordinator=None):
     """The eval set; with parameter servers a plain dataset the chief evaluates itself."""
+    batch_size = plan.distribution.per_replica_batch
     if coordinator is not None:
-        return _adapted(plan.source.eval_dataset(None, plan.per_replica_batch), plan)
-    return plan.strategy.distribute_datasets_from_function(
-        lambda ctx: _adapted(plan.source.eval_dataset(ctx, plan.per_replica_batch), plan))
+        return _adapted(plan.source.eval_dataset(None, batch_size), plan)
+    return plan.distribution.strategy.distribute_datasets_from_function(
+        lambda ctx: _adapted(plan.source.eval_dataset(ctx, batch_size), plan))

@@ -1,4 +1,7 @@
-"""Precision and compilation choices: the one place that decides them.
+"""Precision and XLA choices: resolves `precision` and `jit_compile` ('auto' → concrete).
+
+This module decides *whether* to compile; `training/step.py` (`TrainStep._compile`) is
+the one function that applies it.
 
 `auto` picks per platform because the right answer flips between CPU and GPU
 (measured in DESIGN.md): on AMX/AVX512-BF16 CPUs bf16 is ~1.9x faster than

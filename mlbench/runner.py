@@ -74,9 +74,10 @@ def run(plan, hooks=None):
     Raises:
       RunInterrupted: SIGINT/SIGTERM stopped the run (checkpoint and result.json saved).
     """
-    progress = Progress(plan.train_steps, plan.global_batch_size) if plan.verbose else None
+    progress = (Progress(plan.cadence.train_steps, plan.distribution.global_batch_size)
+                if plan.verbose else None)
     log = progress.write if progress else None
-    model_dir = writable_model_dir(plan.model_dir)
+    model_dir = writable_model_dir(plan.directory.model_dir)
     parts = build(plan, log=log or logging.getLogger("mlbench").info)
     stored = stored_result(plan, parts)
     if stored is not None and finished(stored, plan):
@@ -99,7 +100,7 @@ def run(plan, hooks=None):
             progress.close()
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
-               optimizer=plan.optimizer_hparams)
+               optimizer=plan.objective.optimizer_hparams)
     earlier = stored["history"] if stored is not None else []
     result = _result(outcome, parts, plan, ran, model_dir, earlier)
     if outcome.interrupted is not None:
@@ -109,7 +110,8 @@ def run(plan, hooks=None):
 
 def stored_result(plan, parts):
     """The result.json of the run this one resumes (its steps = the checkpoint's), or None."""
-    path = os.path.join(plan.model_dir, "result.json") if plan.model_dir else None
+    model_dir = plan.directory.model_dir
+    path = os.path.join(model_dir, "result.json") if model_dir else None
     if not parts.resumed_from or not path or not os.path.exists(path):
         return None
     with open(path) as f:
@@ -122,18 +124,19 @@ def finished(stored, plan):
     met the target asked for now."""
     if stored.get("status") == "interrupted":
         return False
-    return stored["steps"] >= plan.train_steps or (
+    return stored["steps"] >= plan.cadence.train_steps or bool(
         stored.get("reached_target") and target_met(stored.get("final_metrics", {}),
-                                                    plan.target))
+                                                    plan.cadence.target))
 
 
 def _report_stored(stored, parts, plan):
     """The finished run's result as stored, marked as loaded; nothing is written."""
     result = TrainResult.from_summary(stored, parts.model, parts.optimizer,
-                                      loaded_from=plan.model_dir,
+                                      loaded_from=plan.directory.model_dir,
                                       resumed_from_step=stored["steps"])
     if plan.verbose:
-        print(f"the run in {plan.model_dir} already finished at step {stored['steps']}: "
+        print(f"the run in {plan.directory.model_dir} already finished at step "
+              f"{stored['steps']}: "
               "reporting its result.json (unchanged); give more train_steps to continue "
               "it, or a new model_dir for a new run")
         print(format_summary(result))
@@ -157,22 +160,24 @@ def _run_loop(loop, plan):
         raise locate_corruption(plan.source, e) from e
     except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
             tf.errors.CancelledError) as e:
-        if strategies.is_parameter_server(plan.strategy):
+        strategy = plan.distribution.strategy
+        if strategies.is_parameter_server(strategy):
             raise ParameterServerLostError(e) from e  # lost workers are rescheduled by TF
-        if plan.replicas == len(strategies.worker_devices(plan.strategy)):
+        if plan.distribution.replicas == len(strategies.worker_devices(strategy)):
             raise  # one process: not a lost peer
         raise WorkerLostError(e) from e
 
 
 def _loop_config(plan, parts, model_dir, log):
-    config = LoopConfig(train_steps=plan.train_steps, steps_per_loop=plan.steps_per_loop,
-                        eval_every=plan.eval_every, eval_offset=plan.eval_offset,
-                        target=plan.target, checkpoint_every=plan.checkpoint_every,
-                        model_dir=model_dir, examples_per_step=plan.global_batch_size,
-                        log=log, trace_dir=plan.trace_dir)
+    cadence, split = plan.cadence, plan.distribution
+    config = LoopConfig(train_steps=cadence.train_steps, steps_per_loop=cadence.steps_per_loop,
+                        eval_every=cadence.eval_every, eval_offset=cadence.eval_offset,
+                        target=cadence.target, checkpoint_every=cadence.checkpoint_every,
+                        model_dir=model_dir, examples_per_step=split.global_batch_size,
+                        log=log, trace_dir=plan.directory.trace_dir)
     if plan.warmup:
-        config.warmup = make_warmup(plan.strategy, parts.step, parts.train_inputs,
-                                    parts.make_eval, plan.per_replica_batch)
+        config.warmup = make_warmup(split.strategy, parts.step, parts.train_inputs,
+                                    parts.make_eval, split.per_replica_batch)
     return config
 
 
@@ -181,24 +186,27 @@ def write_hparams(model_dir, plan):
     if not model_dir:
         return
     from tensorboard.plugins.hparams import api as hparams_api
-    values = dict(model=plan.model, global_batch_size=plan.global_batch_size,
-                  gradient_accumulation_steps=plan.microbatches, precision=plan.precision,
-                  jit_compile=plan.jit_compile, optimizer=plan.optimizer,
-                  learning_rate=float(plan.optimizer_hparams["learning_rate"]),
-                  train_steps=plan.train_steps, seed=plan.seed, replicas=plan.replicas,
-                  strategy=type(plan.strategy).__name__)
+    split = plan.distribution
+    values = dict(model=plan.model.name, global_batch_size=split.global_batch_size,
+                  gradient_accumulation_steps=split.gradient_accumulation_steps,
+                  precision=plan.numerics.precision, jit_compile=plan.numerics.jit_compile,
+                  optimizer=plan.objective.optimizer,
+                  learning_rate=float(plan.objective.optimizer_hparams["learning_rate"]),
+                  train_steps=plan.cadence.train_steps, seed=plan.seed,
+                  replicas=split.replicas, strategy=type(split.strategy).__name__)
     with tf.summary.create_file_writer(os.path.join(model_dir, "train")).as_default():
         hparams_api.hparams(values)
 
 
 def configured_info(plan):
     """What hooks (the MLPerf logger) learn before the run starts."""
-    return dict(global_batch_size=plan.global_batch_size,
-                gradient_accumulation_steps=plan.microbatches, train_steps=plan.train_steps,
+    return dict(global_batch_size=plan.distribution.global_batch_size,
+                gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
+                train_steps=plan.cadence.train_steps,
                 num_train_examples=plan.source.num_train_examples,
                 num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
-                optimizer=plan.optimizer_hparams, model=plan.model, target=plan.target,
-                label_smoothing=plan.label_smoothing)
+                optimizer=plan.objective.optimizer_hparams, model=plan.model.name,
+                target=plan.cadence.target, label_smoothing=plan.objective.label_smoothing)
 
 
 def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):

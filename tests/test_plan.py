@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import mlbench
 from mlbench import plan as plan_lib
+from mlbench import precision as precision_lib
 from mlbench.arguments import TrainArguments, train_defaults
 from mlbench.distribute import strategies
 from conftest import REPO, host_op_model
@@ -130,18 +131,6 @@ def test_small_digits_adapt_to_a_32x32_rgb_model():
     assert 0.0 <= result.final_metrics["top1"] <= 1.0
 
 
-def test_adapted_images_are_resized_and_repeated():
-    from mlbench.parts import adapt_images
-    images = tf.concat([tf.fill((1, 8, 8, 1), 0.25), tf.fill((1, 8, 8, 1), 0.75)], 0)
-    out, labels = adapt_images((32, 32, 3))(images, tf.constant([1, 2]))
-    assert out.shape == (2, 32, 32, 3) and list(labels.numpy()) == [1, 2]
-    np.testing.assert_allclose(out[0], 0.25, atol=1e-6)  # each image keeps its own values
-    np.testing.assert_allclose(out[1], 0.75, atol=1e-6)
-    rgb = tf.random.stateless_uniform((1, 32, 32, 3), seed=[1, 2])
-    grey, _ = adapt_images((32, 32, 1))(rgb, tf.constant([0]))
-    np.testing.assert_allclose(grey[..., 0], tf.reduce_mean(rgb, -1), atol=1e-6)
-
-
 def test_eval_on_two_devices_counts_every_example():
     """359 held-out digits split unevenly over 2 replicas: the top-1 is over all of them."""
     result = mlbench.train(model="simple_cnn", data="digits", strategy="mirrored",
@@ -194,8 +183,9 @@ def test_resolve_builds_nothing_and_writes_nothing(tmp_path):
         dict(model="simple_cnn", data="mnist", global_batch_size=64, train_epochs=2,
              eval_every_epochs=1, model_dir=str(tmp_path / "run")),
         train_defaults()))
-    assert plan.train_steps == 125 and plan.eval_every == 62  # 62.5 steps per epoch
-    assert plan.precision in ("float32", "mixed_bfloat16") and plan.replicas == 1
+    assert plan.cadence.train_steps == 125 and plan.cadence.eval_every == 62  # 62.5 steps per epoch
+    assert plan.numerics == plan_lib.Numerics(precision_lib.resolve_precision("auto"), False)
+    assert plan.distribution.replicas == 1 and plan.distribution.per_replica_batch == 64
     assert not (tmp_path / "run").exists()
     assert len(tf.compat.v1.get_default_graph().get_operations()) == before
 

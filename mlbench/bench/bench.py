@@ -71,7 +71,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     plan, settings = plan_lib.resolve_benchmark(arguments)
     log = print if verbose else None
     parts = build(plan)
-    timer = StepTimer(num_warmup_batches, plan.global_batch_size, clock, log, display_every)
+    timer = StepTimer(num_warmup_batches, plan.distribution.global_batch_size, clock, log,
+                      display_every)
     compile_s = _timed_steps(plan, parts, timer, 1)[0]
     # The Loop profiles a run's second step (the first may carry a trace or compile).
     traced = trace_dir if num_warmup_batches + num_batches > 1 else None
@@ -99,7 +100,7 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
     `trace_dir`, the second of them is profiled."""
     timer.reset()
     config = LoopConfig(train_steps=parts.step.steps_run + num_steps, steps_per_loop=1,
-                        examples_per_step=plan.global_batch_size, log=None,
+                        examples_per_step=plan.distribution.global_batch_size, log=None,
                         trace_dir=trace_dir)
     Loop(config, parts.step, parts.train_inputs, None, None, timer).run()
     return timer.durations
@@ -108,8 +109,8 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
 def _result(plan, settings, runs, compile_s, ran, forward_only, model):
     across = stats.across_runs([r.total_images_per_sec for r in runs])
     flops, mfu, peak, source = _utilisation(plan, model, across["mean"], forward_only)
-    return BenchmarkResult(model=plan.model, batch_size=settings["batch_size"],
-                           num_devices=plan.replicas, data=plan.arguments["data"],
+    return BenchmarkResult(model=plan.model.name, batch_size=settings["batch_size"],
+                           num_devices=plan.distribution.replicas, data=plan.arguments["data"],
                            variable_update=settings["variable_update"], runs=runs,
                            images_per_sec=across, compile_s=compile_s, ran=ran,
                            flops_per_example=flops, mfu=mfu, peak_flops=peak,
@@ -119,10 +120,10 @@ def _result(plan, settings, runs, compile_s, ran, forward_only, model):
 def _utilisation(plan, model, images_per_sec, forward_only):
     """(FLOPs per example, MFU, peak FLOP/s, how the peak was obtained)."""
     try:
-        flops = models.flops_of(plan.model_info, model) * (1 if forward_only
+        flops = models.flops_of(plan.model.info, model) * (1 if forward_only
                                                              else TRAINING_FLOPS_FACTOR)
     except ValueError as e:  # no FLOPs figure for this model (BERT)
         return None, None, None, str(e)
-    peak, how = bench_peak.peak_flops(plan.precision, plan.replicas)
+    peak, how = bench_peak.peak_flops(plan.numerics.precision, plan.distribution.replicas)
     mfu, how = bench_peak.utilisation(flops * images_per_sec, peak, how)
     return flops, mfu, peak, how

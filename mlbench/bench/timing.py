@@ -44,9 +44,6 @@ class StepTimer(Hooks):
     def timed(self):
         return self.durations[self.num_warmup:]
 
-    def warmup_s(self):
-        return sum(self.durations[:self.num_warmup])
-
     def run_stats(self):
         """The run's statistics; total images/sec over the wall time of the timed steps."""
         wall = self._last_stop - self._first_timed

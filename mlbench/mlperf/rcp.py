@@ -2,9 +2,10 @@
 its target, over many seeds, judged with MLCommons' own rcp_checker.
 
 MLCommons' RCPs cover the closed configurations at their batch sizes. The CPU-scale
-open runs ship their own (`gin/mlperf/cpu/rcps_<benchmark>.json`, written by
-`measure`) in rcp_checker's format, so `rcp_checker --custom_rcps` judges them
-exactly as it judges a closed submission.
+open runs ship their own (`gin/mlperf/cpu/rcps_<config>.json`, written by
+`mlbench mlperf --runs=10 --write_rcp=FILE`, i.e. `from_run_set`) in rcp_checker's
+format, so `rcp_checker --custom_rcps` judges them exactly as it judges a closed
+submission (`mlbench mlperf --rcp=FILE` after its runs).
 
 rcp_checker is one-sided: it refuses a run set that converges *faster* than the
 reference allows (its t-test at alpha 0.05 gives the least acceptable mean, 'Min
@@ -17,10 +18,14 @@ import dataclasses
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from mlperf_logging.rcp_checker import rcp_checker
+
+from mlbench.files import write_json
 
 
 def epochs_to_converge(log_paths, ruleset):
@@ -61,6 +66,14 @@ class Judgement:
     min_epochs: float
     max_epochs: float
 
+    def text(self):
+        unit = "samples" if self.mean_epochs > 1e4 else "epochs"
+        verdict = "not slower" if not self.slower else "SLOWER than the reference"
+        return (f"RCP: rcp_checker {'PASSED' if self.passed else 'FAILED'}; {verdict}: "
+                f"olympic mean {self.mean_epochs:.6g} {unit} to converge, reference mean "
+                f"{self.reference_mean:.6g}, accepted {self.min_epochs:.6g} to "
+                f"{self.max_epochs:.6g}")
+
 
 def judge(results_dir, ruleset, rcp_path):
     """rcp_checker's verdict on `results_dir` (result_*.txt) against `rcp_path`, run as
@@ -96,6 +109,30 @@ def judge_epochs(epochs, reference, passed=None, message=""):
                      reference["Min Epochs"], ceiling)
 
 
+def judge_logs(log_paths, ruleset, rcp_path):
+    """`judge` of logs anywhere: copied, as result_<i>.txt, to the folder layout
+    rcp_checker reads."""
+    with tempfile.TemporaryDirectory(prefix="mlbench_rcp_") as folder:
+        results = os.path.join(folder, "results")
+        os.mkdir(results)
+        for i, log in enumerate(log_paths):
+            shutil.copyfile(log, os.path.join(results, f"result_{i}.txt"))
+        return judge(results, ruleset, rcp_path)
+
+
+def check_rcp_file(rcp_path, benchmark):
+    """A custom RCP file rcp_checker can read, with an entry for `benchmark`."""
+    try:
+        with open(rcp_path) as f:
+            entries = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"`--rcp` ({rcp_path!r}) is no readable RCP file: {e}") from e
+    if not any(isinstance(v, dict) and v.get("Benchmark") == benchmark
+               for v in entries.values()):
+        raise ValueError(f"`--rcp` ({rcp_path!r}) has no RCP for {benchmark!r}; it has "
+                         f"{sorted({v.get('Benchmark') for v in entries.values()})}.")
+
+
 def closed_reference(benchmark, ruleset, batch_size):
     """How MLCommons' own RCPs cover `batch_size`: 'found', 'interpolated between A and
     B', or None (a closed submission at that batch size needs a new RCP)."""
@@ -128,12 +165,11 @@ def _logged_hyperparameters(log_path):
             if ":::MLLOG " not in line:
                 continue
             event = json.loads(line.split(":::MLLOG ", 1)[1])
-            if event["key"].startswith(("opt_", "lars_", "lamb_")):
+            if event["key"].startswith(("opt_", "lars_", "lamb_")) or event["key"] in (
+                    "num_warmup_steps", "start_warmup_step", "gradient_accumulation_steps"):
                 values[event["key"]] = event["value"]
     return values
 
 
 def write(path, entries):
-    with open(path, "w") as f:
-        json.dump(entries, f, indent=1)
-        f.write("\n")
+    write_json(path, entries, indent=1)

@@ -16,7 +16,7 @@ from mlbench import reporting
 from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
-from mlbench.mlperf import checker, rules, scoring
+from mlbench.mlperf import checker, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf.settings import settings
 from mlbench.runner import run as run_plan
@@ -39,7 +39,8 @@ def resolve_division(config, plan):
     if config["division"] != "closed":
         return "open"
     broken = rules.violations(config["benchmark"], {
-        "model": plan.model, "target": plan.target, "optimizer": plan.optimizer_hparams})
+        "model": plan.model.name, "target": plan.cadence.target,
+        "optimizer": plan.objective.optimizer_hparams})
     if not broken:
         return "closed"
     if not config["fallback_to_open"]:
@@ -67,8 +68,9 @@ def run_once(plan, config, division, seed, run_dir, verbose=False):
     logger = MLPerfLogger(log_path, config["benchmark"], division, config["org"],
                           config["platform"], config["status"], cluster.is_chief())
     logger.init_start()
-    plan_for_run = dataclasses.replace(plan, seed=seed, resume=False, warmup=True,
-                                       model_dir=os.path.join(run_dir, "model"),
+    directory = dataclasses.replace(plan.directory, model_dir=os.path.join(run_dir, "model"),
+                                    resume=False)
+    plan_for_run = dataclasses.replace(plan, seed=seed, warmup=True, directory=directory,
                                        verbose=verbose)
     result = run_plan(plan_for_run, hooks=logger)
     verdict = checker.check(log_path, config["benchmark"], config["ruleset"])
@@ -115,21 +117,28 @@ def planned(gin_files, gin_bindings=()):
 
 
 def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf",
-             verbose=False):
+             verbose=False, rcp_path=None):
     """`runs` runs with seeds seed, seed+1, …; writes results.json and results.md.
 
+    With `rcp_path` (a custom RCP file) the runs' convergence is judged against it
+    (`rcp.judge`: rcp_checker and the mirrored 'slower' bound) and recorded as `rcp`.
+
     Returns:
-      (list of RunRecord, scoring.Score).
+      (list of RunRecord, scoring.Score, rcp.Judgement or None).
     """
     with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
+        if rcp_path is not None:
+            rcp.check_rcp_file(rcp_path, settings()["benchmark"])
         config, plan = _resolved()
         division = resolve_division(config, plan)
         dirs = run_dirs(output_dir, runs)
         records = [run_once(plan, config, division, seed + i, d, verbose)
                    for i, d in enumerate(dirs)]
     score = scoring.score(config["benchmark"], [r.minutes for r in records])
-    _write(output_dir, config, division, records, score)
-    return records, score
+    judgement = (rcp.judge_logs([r.log for r in records], config["ruleset"], rcp_path)
+                 if rcp_path is not None else None)
+    _write(output_dir, config, division, records, score, judgement)
+    return records, score, judgement
 
 
 def table(records, score):
@@ -143,11 +152,12 @@ def table(records, score):
     return "\n".join(lines + ["", f"MLPerf score (olympic mean): {score.label}"])
 
 
-def _write(output_dir, config, division, records, score):
+def _write(output_dir, config, division, records, score, judgement):
     write_json(os.path.join(output_dir, "results.json"),
                {"settings": config, "division": division, "score": dataclasses.asdict(score),
-                "runs": [dataclasses.asdict(r) for r in records]}, indent=1)
-    text = table(records, score)
+                "runs": [dataclasses.asdict(r) for r in records],
+                "rcp": dataclasses.asdict(judgement) if judgement else None}, indent=1)
+    text = table(records, score) + (f"\n\n{judgement.text()}" if judgement else "")
     write_text(os.path.join(output_dir, "results.md"), text + "\n")
     reporting.report([output_dir], os.path.join(output_dir, "report.html"),
                      f"MLPerf {config['benchmark']} ({division} division)")

@@ -166,9 +166,9 @@ class Loop:
             first = block == 0 and not c.warmup
             n = 1 if first else self._next_boundary(step) - step
             with self._maybe_trace(block):
-                loss, skipped = self._train_block(step, n, timing, first)
-            step, block = self.global_step, block + 1
-            record = self._record(step, loss, skipped, timing, run_start, state["history"])
+                outcome = self._train_block(step, n, timing, first)
+            step, block, loss = self.global_step, block + 1, outcome.loss
+            record = self._record(step, outcome, timing, run_start, state["history"])
             if self.make_eval_dataset and (c.eval_due(step) or step >= c.train_steps):
                 state["metrics"] = self._evaluate(step, record)
                 if target_met(state["metrics"], c.target):
@@ -198,29 +198,27 @@ class Loop:
     def _train_block(self, step, n, timing, first):
         self.hooks.on_block_start(step, n)
         start = time.perf_counter()
-        loss, skipped = self.step.run(self.inputs, n)
-        loss = float(loss)  # waits for the devices
+        outcome = self.step.run(self.inputs, n)  # returns when the devices are done
         timing.add(time.perf_counter() - start, n * self.config.examples_per_step, first)
-        timing.skipped += int(skipped)
+        timing.skipped += outcome.skipped_steps
         # Checked on the host once per block (not per step): a NaN/Inf loss stops
         # the run before any checkpoint of the diverged weights is written.
-        if self.step.mode == "train" and not math.isfinite(loss):
-            raise DivergenceError(step + n, loss)
+        if self.step.mode == "train" and not math.isfinite(outcome.loss):
+            raise DivergenceError(step + n, outcome.loss)
         self.hooks.on_block_stop(step + n)
-        return loss, int(skipped)
+        return outcome
 
-    def _record(self, step, loss, skipped, timing, run_start, history):
+    def _record(self, step, outcome, timing, run_start, history):
         eps = timing.examples_per_second()
-        lr = self.step.learning_rate()
-        record = {"step": step, "loss": loss, "lr": lr,
+        record = {"step": step, "loss": outcome.loss, "lr": outcome.learning_rate,
                   "wall_time_s": time.perf_counter() - run_start,
-                  "examples_per_second": eps, "skipped_steps": skipped}
+                  "examples_per_second": eps, "skipped_steps": outcome.skipped_steps}
         history.append(record)
-        self._summaries(step, record)
-        self._progress(step, loss, lr, eps)
+        self._summaries(step, record, outcome.loss_scale)
+        self._progress(step, outcome.loss, outcome.learning_rate, eps)
         return record
 
-    def _summaries(self, step, record):
+    def _summaries(self, step, record, loss_scale):
         with self.writers["train"].as_default(step=step):
             tf.summary.scalar("loss", record["loss"])
             tf.summary.scalar("learning_rate", record["lr"])
@@ -229,8 +227,8 @@ class Loop:
                 tf.summary.scalar("examples_per_second", record["examples_per_second"])
                 tf.summary.scalar("steps_per_second", record["examples_per_second"] /
                                   self.config.examples_per_step)
-            if self.step.loss_scale() is not None:
-                tf.summary.scalar("loss_scale", self.step.loss_scale())
+            if loss_scale is not None:
+                tf.summary.scalar("loss_scale", loss_scale)
 
     def _progress(self, step, loss, lr, eps):
         if self.config.progress is not None:

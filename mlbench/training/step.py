@@ -5,6 +5,7 @@ gradient computation is `tf.function(jit_compile=...)`; the loop of
 `steps_per_loop` steps runs inside one `tf.function` over a tensor count.
 """
 import logging
+from typing import NamedTuple, Optional
 
 import tensorflow as tf
 
@@ -19,6 +20,15 @@ def split_microbatches(batch, k):
     flat = tf.nest.flatten(batch)
     pieces = [tf.split(t, k) for t in flat]
     return [tf.nest.pack_sequence_as(batch, [p[i] for p in pieces]) for i in range(k)]
+
+
+class StepOutcome(NamedTuple):
+    """What `TrainStep.run` tells the loop about the steps it ran (read on the host, so
+    returning means the devices finished them)."""
+    loss: float  # mean over the steps
+    skipped_steps: int  # updates float16 loss scaling skipped
+    learning_rate: float  # after the last step
+    loss_scale: Optional[float]  # the dynamic loss scale (float16), else None
 
 
 class TrainStep:
@@ -105,7 +115,7 @@ class TrainStep:
         return tf.add_n([tf.cast(x, tf.float32) for x in self.model.losses]) / share
 
     def run(self, inputs, num_steps):
-        """Runs `num_steps` steps; returns (mean loss, steps skipped by fp16 loss scaling).
+        """Runs `num_steps` steps and returns their StepOutcome.
 
         Falls back to the uncompiled step if XLA refuses it: XLA fails on some
         ops and under some multi-worker set-ups, and the compile error surfaces
@@ -113,7 +123,7 @@ class TrainStep:
         records what really ran.
         """
         if self.coordinator is not None:
-            return self._run_scheduled(inputs, num_steps)
+            return self._outcome(*self._run_scheduled(inputs, num_steps))
         count = tf.constant(num_steps, tf.int32)
         try:
             result = self._loop(inputs, count)
@@ -126,7 +136,10 @@ class TrainStep:
             self._compile(False)
             result = self._loop(inputs, count)
         self.steps_run += int(num_steps)
-        return result
+        return self._outcome(*result)
+
+    def _outcome(self, loss, skipped):
+        return StepOutcome(float(loss), int(skipped), self._learning_rate(), self._loss_scale())
 
     def _run_scheduled(self, inputs, num_steps):
         """Parameter servers: `num_steps` one-step closures on the workers, then join."""
@@ -136,8 +149,8 @@ class TrainStep:
         self.coordinator.join()
         results = [v.fetch() for v in values]
         self.steps_run += int(num_steps)
-        loss = sum(float(r[0]) for r in results) / num_steps
-        return tf.constant(loss), tf.constant(sum(int(r[1]) for r in results), tf.int64)
+        return (sum(float(r[0]) for r in results) / num_steps,
+                sum(int(r[1]) for r in results))
 
     def _replica_step(self, batch):
         if self.mode == "forward":
@@ -221,10 +234,10 @@ class TrainStep:
         extra = optimizer_variables(self.optimizer) if self.optimizer is not None else []
         return list(self.model.variables) + extra
 
-    def learning_rate(self):
+    def _learning_rate(self):
         return current_learning_rate(self.optimizer) if self.optimizer is not None else 0.0
 
-    def loss_scale(self):
+    def _loss_scale(self):
         """The dynamic loss scale (float16), else None."""
         return float(self.optimizer.loss_scale) if self.loss_scaled else None
 

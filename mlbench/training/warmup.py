@@ -52,8 +52,10 @@ def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_bat
             if v.ref() in saved:
                 v.assign(saved[v.ref()])
             elif v.ref() in model_weights:
-                raise RuntimeError(f"model variable {v.name} was created by the warm-up step: "
-                                   "its initial value is lost (a bug in mlbench).")
+                raise RuntimeError(f"model variable {v.name} was created by the warm-up's "
+                                   "training step (an inference call does not create it), "
+                                   "so its initial value cannot be put back: create it in "
+                                   "the model's __init__ or build(), or run without warmup.")
             else:  # an optimizer slot the warm-up step created: back to zero
                 v.assign(tf.zeros_like(v))
     return warmup

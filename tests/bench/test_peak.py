@@ -18,10 +18,14 @@ def test_cpu_peak_is_measured_once_then_read_from_the_cache(monkeypatch, tmp_pat
     assert [v["flops"] for v in cached.values()] == [2e11]
 
 
-def test_matmul_measurement_counts_flops_of_real_matmuls():
-    """A small run: the figure is a plausible CPU rate (neither zero nor absurd)."""
-    flops = peak.measure_matmul_flops("float32", size=256, min_seconds=0.05)
-    assert 1e8 < flops < 1e14
+def test_matmul_measurement_counts_two_n_cubed_per_matmul_over_the_timed_call(monkeypatch):
+    """Real matmuls, a scripted clock: calls of 1 and 2 matmuls take 0.1 s and 0.3 s (under
+    min_seconds, so the count doubles), 4 matmuls take 0.8 s: 4 · 2·256³ / 0.8 s."""
+    ticks = iter([0.0, 0.1, 1.0, 1.3, 2.0, 2.8])
+    monkeypatch.setattr(peak.time, "perf_counter", lambda: next(ticks))
+    flops = peak.measure_matmul_flops("float32", size=256, min_seconds=0.5)
+    assert flops == pytest.approx(4 * 2 * 256 ** 3 / 0.8, rel=1e-12)
+    assert next(ticks, "clock read exactly six times") == "clock read exactly six times"
 
 
 def test_mfu_above_100_percent_is_never_reported():

@@ -17,6 +17,7 @@ from mlbench.mlperf import package, rcp
 from conftest import REPO
 
 SHIPPED_RCPS = os.path.join(REPO, "gin", "mlperf", "cpu", "rcps_resnet_digits.json")
+SHIPPED_BERT_RCPS = os.path.join(REPO, "gin", "mlperf", "cpu", "rcps_bert_pydoc.json")
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
@@ -33,7 +34,7 @@ def resnet_package(tmp_path_factory, digit_records):
     out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
                       f"--gin_bindings=train.data_dir = '{digit_records}'",
                       f"--output_dir={root / 'runs'}", f"--package_dir={root / 'pkg'}",
-                      "--submitter=mlbench_ci", "--system=cpu_2core")
+                      "--submitter=mlbench_ci", "--system=cpu_2core", f"--rcp={SHIPPED_RCPS}")
     return root, out
 
 
@@ -85,6 +86,16 @@ def test_bad_package_arguments_are_refused_before_any_run(tmp_path):
     alone = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin",
                         f"--output_dir={tmp_path / 'runs'}", "--submitter=org")
     assert alone.returncode == 2 and "go together" in alone.stderr
+    too_few = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=3",
+                          f"--output_dir={tmp_path / 'runs'}", f"--write_rcp={tmp_path}/r.json")
+    assert too_few.returncode == 2 and "`--write_rcp` needs `--runs` >= 10 (got 3)" in \
+        too_few.stderr
+    no_file = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin",
+                          f"--output_dir={tmp_path / 'runs'}", f"--rcp={tmp_path}/none.json")
+    assert no_file.returncode == 2 and "is no readable RCP file" in no_file.stderr
+    wrong = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin",
+                        f"--output_dir={tmp_path / 'runs'}", f"--rcp={SHIPPED_BERT_RCPS}")
+    assert wrong.returncode == 2 and "has no RCP for 'resnet'; it has ['bert']" in wrong.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "p").exists()
 
 
@@ -101,12 +112,32 @@ def test_closed_files_have_mlcommons_reference_convergence_at_their_batch(gin_fi
 
 
 def test_shipped_runs_meet_the_shipped_cpu_scale_rcp(resnet_package):
-    """rcp_checker --custom_rcps on the packaged runs (seeds 0-4; the RCP is seeds 100-109)."""
-    root, _ = resnet_package
+    """rcp_checker --custom_rcps on the packaged runs (seeds 0-4; the RCP is seeds 100-109),
+    and the same verdict from `mlbench mlperf --rcp` in the run set's results."""
+    root, out = resnet_package
     results = root / "pkg" / "mlbench_ci" / "results" / "cpu_2core" / "resnet"
     verdict = rcp.judge(str(results), "4.0.0", SHIPPED_RCPS)
     assert verdict.passed and "RCP test PASSED" in verdict.message, verdict
     assert not verdict.slower
+    assert verdict.text() in out.stdout and "RCP: rcp_checker PASSED; not slower" in out.stdout
+    recorded = json.load(open(root / "runs" / "results.json"))["rcp"]
+    assert recorded["mean_epochs"] == pytest.approx(verdict.mean_epochs, rel=1e-12)
+
+
+def test_an_rcp_from_a_run_set_holds_its_logs_epochs_and_hyperparameters(resnet_package):
+    root, _ = resnet_package
+    entry = rcp.from_run_set(str(root / "runs"), "test machine", "2026-12-03")
+    logs = sorted(str(p) for p in (root / "runs").glob("run_*/mlperf.log"))
+    batch, epochs, benchmark = rcp.epochs_to_converge(logs, "4.0.0")
+    assert list(entry) == [f"resnet_ref_{batch}"] and benchmark == "resnet" and batch == 128
+    (values,) = entry.values()
+    assert values["Epochs to converge"] == sorted(epochs) and values["BS"] == 128
+    assert values["Hyperparams"]["opt_name"] == "lars"
+    assert values["Hyperparams"]["lars_opt_base_learning_rate"] == pytest.approx(2.0)
+    written = root / "rcp.json"
+    rcp.write(str(written), entry)
+    reference = rcp.checker_for("resnet", "4.0.0", str(written))._find_rcp(128, "full_rcps")
+    assert reference["RCP Mean"] > 0 and reference["Min Epochs"] < reference["RCP Mean"]
 
 
 def test_the_mirrored_bound_flags_slower_convergence():
@@ -149,3 +180,6 @@ def test_ten_bert_runs_make_a_package_the_checker_accepts(tmp_path):
     assert verdict.passed, verdict.checker_output[-3000:]
     ours = json.load(open(tmp_path / "runs" / "results.json"))["score"]["minutes"]
     assert verdict.score == pytest.approx(ours, rel=1e-9)
+    convergence = rcp.judge(str(submitter / "results" / "cpu_2core" / "bert"), "5.0.0",
+                            SHIPPED_BERT_RCPS)
+    assert convergence.passed and not convergence.slower, convergence

@@ -62,7 +62,7 @@ def test_float16_loss_scale_skips_overflowing_steps():
     y = tf.constant([0, 1, 2, 3] * 2)
     inputs = strategy.experimental_distribute_values_from_function(lambda ctx: (x, y))
     before = [v.numpy() for v in model.trainable_variables]
-    _, skipped = step.run(inputs, 40)
+    skipped = step.run(inputs, 40).skipped_steps
     halvings = int(round(np.log2(2.0 ** 40 / float(optimizer.loss_scale))))
     assert int(skipped) == halvings and halvings > 0
     assert all(v.dtype == tf.float32 for v in model.trainable_variables)

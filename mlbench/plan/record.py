@@ -1,0 +1,108 @@
+"""The RunPlan and its parts: every decision of one run, resolved, as frozen records.
+
+A part groups what one reader needs: `parts.build` reads the model, numerics and
+distribution; the Loop's configuration reads the cadence; results read the run
+directory and the objective. Nothing here checks or resolves anything (that is
+`plan.resolve` / `plan.resolve_benchmark`).
+"""
+import dataclasses
+from typing import Any, Dict, Optional, Tuple
+
+from mlbench.distribute import strategies
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelPlan:
+    """name / info: the registry name and entry; options: factory overrides;
+    input_shape: per-example input (images are adapted to it); num_classes: the
+    classifier width (your own model's output width, else the data's labels)."""
+    name: str
+    info: Any
+    options: Dict[str, Any]
+    input_shape: Tuple[int, ...]
+    num_classes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Distribution:
+    """The tf.distribute strategy, its replicas, and how one optimizer step's
+    `global_batch_size` examples are split: each replica gets `per_replica_batch`
+    per step, as `gradient_accumulation_steps` micro-batches."""
+    strategy: Any
+    replicas: int
+    global_batch_size: int
+    gradient_accumulation_steps: int
+    per_replica_batch: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Numerics:
+    """The resolved policy name ('float32', 'mixed_bfloat16', ...) and the XLA choice."""
+    precision: str
+    jit_compile: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Cadence:
+    """Lengths in optimizer steps (0 = never / only at the end), and the target."""
+    train_steps: int
+    steps_per_loop: int
+    eval_every: int
+    eval_offset: int
+    checkpoint_every: int
+    target: Optional[Dict[str, float]]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunDirectory:
+    """Where the run lives and how it starts; `trace_dir` receives a profile."""
+    model_dir: Optional[str]
+    resume: bool
+    init_checkpoint: Optional[str]
+    trace_dir: Optional[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Objective:
+    """The update rule as resolved, and a model of your own's loss and metrics
+    (None: the defaults for the model's kind)."""
+    optimizer: str
+    optimizer_hparams: Dict[str, Any]
+    label_smoothing: float
+    loss: Any
+    metrics: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """Every decision of one run. Built by `plan.resolve` / `plan.resolve_benchmark`,
+    read by `parts.build` and `runner`.
+
+    Attributes:
+      mode: 'train' (optimizer updates) or 'forward' (inference timing, benchmark mode).
+      model / source / distribution / numerics / cadence / directory / objective: the parts.
+      seed / warmup / verbose: as given.
+      arguments: the arguments as requested (recorded in results).
+    """
+    mode: str
+    model: ModelPlan
+    source: Any
+    distribution: Distribution
+    numerics: Numerics
+    cadence: Cadence
+    directory: RunDirectory
+    objective: Objective
+    seed: int
+    warmup: bool
+    verbose: bool
+    arguments: Dict[str, Any]
+
+    @property
+    def has_eval(self):
+        return self.source.has_eval and self.mode == "train"
+
+    def describe(self):
+        """What ran, for results: precision, XLA, gradient accumulation, strategy, replicas."""
+        return dict(precision=self.numerics.precision, jit_compile=self.numerics.jit_compile,
+                    gradient_accumulation_steps=self.distribution.gradient_accumulation_steps,
+                    **strategies.describe(self.distribution.strategy))

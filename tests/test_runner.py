@@ -1,0 +1,99 @@
+"""`runner`: when a stored run counts as finished, what hooks and TensorBoard are told,
+where non-chief workers write, and the summary line."""
+import dataclasses
+import json
+import os
+
+import pytest
+import tensorflow as tf
+
+from mlbench import plan as plan_lib
+from mlbench import runner
+from mlbench.arguments import train_defaults
+from mlbench.results import TrainResult
+from conftest import vector_source
+
+MLP = dict(model="mlp", global_batch_size=32, train_steps=10, verbose=False,
+           precision="float32", model_options={"input_dim": 16, "hidden": (8,)})
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return plan_lib.resolve(plan_lib.train_arguments(
+        dict(MLP, data=vector_source(), target={"top1": 0.9}, eval_every=5), train_defaults()))
+
+
+@pytest.mark.parametrize("stored,finished", [
+    ({"steps": 10, "status": "finished"}, True),             # every step asked for
+    ({"steps": 12, "status": "finished"}, True),             # more than asked for now
+    ({"steps": 5, "status": "finished"}, False),              # more steps asked for now
+    ({"steps": 10, "status": "interrupted"}, False),          # stopped early: resume it
+    ({"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.95}}, True),
+    ({"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.85}}, False),
+])
+def test_a_stored_run_is_finished_when_it_ran_every_step_or_met_todays_target(
+        plan, stored, finished):
+    assert runner.finished(stored, plan) is finished
+
+
+def test_a_higher_target_reopens_a_run_that_met_the_old_one(plan):
+    stored = {"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.92}}
+    higher = dataclasses.replace(plan, cadence=dataclasses.replace(plan.cadence,
+                                                                   target={"top1": 0.93}))
+    assert runner.finished(stored, plan) and not runner.finished(stored, higher)
+
+
+def test_hooks_are_told_the_plans_figures(plan):
+    info = runner.configured_info(plan)
+    assert info == dict(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
+                        num_train_examples=192, num_eval_examples=64, seed=0,
+                        optimizer=plan.objective.optimizer_hparams, model="mlp",
+                        target={"top1": 0.9}, label_smoothing=0.0)
+
+
+def test_hparams_reach_tensorboard(plan, tmp_path):
+    runner.write_hparams(str(tmp_path), plan)
+    (events,) = tf.io.gfile.glob(str(tmp_path / "train" / "events.out.tfevents.*"))
+    plugins = {value.metadata.plugin_data.plugin_name
+               for event in tf.compat.v1.train.summary_iterator(events)
+               for value in event.summary.value}
+    assert plugins == {"hparams"}
+    runner.write_hparams(None, plan)  # no model_dir: nothing to write, no error
+
+
+def test_only_the_chief_writes_the_model_dir(tmp_path, monkeypatch):
+    chief = tmp_path / "chief"
+    assert runner.writable_model_dir(str(chief)) == str(chief) and chief.is_dir()
+    assert runner.writable_model_dir(None) is None
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]},
+        "task": {"type": "worker", "index": 1}}))
+    other = runner.writable_model_dir(str(tmp_path / "worker1"))
+    assert not (tmp_path / "worker1").exists() and os.path.basename(other).startswith(
+        "mlbench_worker_")
+
+
+def test_a_stored_result_is_used_only_for_the_checkpoint_it_belongs_to(plan, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "result.json").write_text(json.dumps({"steps": 10, "history": []}))
+    at = dataclasses.replace(plan, directory=dataclasses.replace(plan.directory,
+                                                                 model_dir=str(run)))
+
+    class Parts:
+        resumed_from, resumed_from_step = "ckpt-10", 10
+    assert runner.stored_result(at, Parts)["steps"] == 10
+    Parts.resumed_from_step = 8  # result.json of a later step than the checkpoint
+    assert runner.stored_result(at, Parts) is None
+    Parts.resumed_from = None  # a fresh start reads nothing
+    assert runner.stored_result(at, Parts) is None
+
+
+def test_summary_line():
+    result = TrainResult(model=None, optimizer=None, final_metrics={"top1": 0.912345},
+                         reached_target=True, time_to_quality_s=12.34, steps=40,
+                         examples_per_second=1234.56, history=[], config={}, model_dir=None,
+                         ran={"precision": "float32", "optimizer": {"lr": 1}})
+    assert runner.format_summary(result) == (
+        "RESULT reached_target=True time_to_quality=12.3s steps=40 examples/sec=1234.6 "
+        "metrics={'top1': 0.9123} ran={'precision': 'float32'}")
