@@ -140,6 +140,17 @@ def test_an_rcp_from_a_run_set_holds_its_logs_epochs_and_hyperparameters(resnet_
     assert reference["RCP Mean"] > 0 and reference["Min Epochs"] < reference["RCP Mean"]
 
 
+def test_the_shipped_bert_rcp_is_read_by_rcp_checker_and_bounds_both_ways():
+    """Seeds 100-109 of bert_pydoc.gin converged after 600 steps (×7) or 800 (×3) of 64
+    sequences; evals every 200 steps make samples to converge multiples of 12,800."""
+    reference = rcp.checker_for("bert", "5.0.0", SHIPPED_BERT_RCPS)._find_rcp(64, "full_rcps")
+    assert reference["RCP Mean"] == 41600.0
+    assert reference["Min Epochs"] == pytest.approx(36434.344, abs=1e-3)
+    assert not rcp.judge_epochs([38400.0] * 7 + [51200.0] * 3, reference).slower
+    assert rcp.judge_epochs([51200.0] * 10, reference).slower  # every run 200 steps later
+    assert not rcp.judge_epochs([25600.0] * 10, reference).passed  # suspiciously fast
+
+
 def test_the_mirrored_bound_flags_slower_convergence():
     reference = rcp.checker_for("resnet", "4.0.0", SHIPPED_RCPS)._find_rcp(128, "full_rcps")
     mean, floor = reference["RCP Mean"], reference["Min Epochs"]
