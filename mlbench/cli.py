@@ -9,13 +9,13 @@ drift apart), with gin files and bindings underneath: flags given explicitly
 win over gin. Exit codes: 0 ok, 1 failed, 2 bad usage, 3 target not reached.
 """
 import argparse
-import ast
 import glob
 import inspect
 import os
 import sys
 
 from mlbench.bench import platforms  # plain records: no TensorFlow
+from mlbench.flag_values import boolean_or_auto, literal, mapping, names
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
@@ -34,43 +34,6 @@ def _quiet_tensorflow():
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3" if no_gpu else "2"
     from absl import logging as absl_logging
     absl_logging.set_verbosity(absl_logging.WARNING)
-
-
-# --- value parsers ------------------------------------------------------------------
-
-def literal(text):
-    """A Python literal (number, dict, list, None, True) or, failing that, the string."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def mapping(text):
-    """`top1=0.97,top5=0.99` or a Python dict literal → dict."""
-    value = literal(text)
-    if isinstance(value, dict) or value is None:
-        return value
-    try:
-        return {k.strip(): literal(v) for k, v in (p.split("=", 1) for p in text.split(","))}
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not key=value[,key=value] "
-                                         "or a dict") from None
-
-
-def names(text):
-    """`accuracy,top5` or a Python list literal → list."""
-    value = literal(text)
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def boolean_or_auto(text):
-    lowered = text.lower()
-    if lowered not in ("true", "false", "auto"):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected true, false or auto")
-    return "auto" if lowered == "auto" else lowered == "true"
 
 
 def _parser_for(parameter):
@@ -349,11 +312,11 @@ def _mlperf_flags(parser):
                         "this reference convergence point file (rcp_checker --custom_rcps, "
                         "plus the mirrored 'converged slower' bound); exit 3 when slower.")
     parser.add_argument("--write_rcp", metavar="FILE", help="write the runs' epochs (BERT: "
-                        f"samples) to converge as an RCP file (>= {MIN_RCP_RUNS} runs).")
+                        "samples) to converge as an RCP file (>= 10 runs).")
 
 
 def _run_mlperf(args):
-    from mlbench.mlperf import package
+    from mlbench.mlperf import package, rcp
     if args.check_package:
         return _check_packages(package.package_roots(args.check_package))
     if not args.gin_file:
@@ -368,7 +331,7 @@ def _run_mlperf(args):
         package.check_name("system", args.system)
         package.check_free(args.package_dir, args.submitter, args.system)
         bindings += [f"mlperf.org = {args.submitter!r}", f"mlperf.platform = {args.system!r}"]
-    _check_write_rcp(args.write_rcp, args.runs)
+    rcp.check_new_rcp_file(args.write_rcp, args.runs)
     from mlbench.mlperf.run import run_many
     records, _, judgement = run_many(args.gin_file, bindings, args.runs, args.seed,
                                      args.output_dir, verbose=bool(args.verbose),
@@ -378,43 +341,14 @@ def _run_mlperf(args):
         print(judgement.text())
         passed = passed and judgement.passed and not judgement.slower
     if args.write_rcp:
-        _write_rcp(args.output_dir, args.write_rcp, args.gin_file,
-                   [args.seed, args.seed + args.runs - 1])
+        rcp.write_from_run_set(args.output_dir, args.write_rcp, args.gin_file,
+                               (args.seed, args.seed + args.runs - 1))
     if args.package_dir:
         root = package.write(args.output_dir, args.package_dir, args.submitter, args.system,
                              args.gin_file, " ".join(["mlbench", "mlperf"] + sys.argv[2:]))
         print(f"wrote the package {root}")
         passed = _check_packages([root]) == EXIT_OK and passed
     return EXIT_OK if passed else EXIT_TARGET
-
-
-MIN_RCP_RUNS = 10  # MLCommons' RCPs come from at least 10 seeds
-
-
-def _check_write_rcp(path, runs):
-    if path is None:
-        return
-    if runs < MIN_RCP_RUNS:
-        raise ValueError(f"`--write_rcp` needs `--runs` >= {MIN_RCP_RUNS} (got {runs}): a "
-                         "reference convergence point is a distribution over seeds.")
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.exists(path) or not os.path.isdir(parent):
-        raise ValueError(f"`--write_rcp` ({path!r}) must be a new file in an existing "
-                         "directory.")
-
-
-def _write_rcp(run_set_dir, path, gin_files, seeds):
-    import datetime
-    from mlbench.bench.environment import cpu_model
-    from mlbench.mlperf import rcp
-    from mlbench.version import __version__
-    platform = (f"{cpu_model()}, {os.cpu_count()} cores, mlbench {' '.join(gin_files)}, "
-                f"seeds {seeds[0]}-{seeds[-1]}")
-    entry = rcp.from_run_set(run_set_dir, platform,
-                             f"{datetime.date.today().isoformat()}, mlbench {__version__}")
-    rcp.write(path, entry)
-    (name, values), = entry.items()
-    print(f"wrote the RCP {name} ({len(values['Epochs to converge'])} runs) to {path}")
 
 
 def _check_packages(roots):

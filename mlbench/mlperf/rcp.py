@@ -171,5 +171,35 @@ def _logged_hyperparameters(log_path):
     return values
 
 
+MIN_RUNS = 10  # MLCommons' RCPs come from at least 10 seeds
+
+
+def check_new_rcp_file(path, runs):
+    """`--write_rcp`: enough runs for a distribution, and a new file in a real folder."""
+    if path is None:
+        return
+    if runs < MIN_RUNS:
+        raise ValueError(f"`--write_rcp` needs `--runs` >= {MIN_RUNS} (got {runs}): a "
+                         "reference convergence point is a distribution over seeds.")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) or not os.path.isdir(parent):
+        raise ValueError(f"`--write_rcp` ({path!r}) must be a new file in an existing "
+                         "directory.")
+
+
+def write_from_run_set(run_set_dir, path, gin_files, seeds):
+    """The run set's RCP (`from_run_set`), labelled with the machine, config and seeds."""
+    import datetime
+    from mlbench.bench.environment import cpu_model
+    from mlbench.version import __version__
+    platform = (f"{cpu_model()}, {os.cpu_count()} cores, mlbench {' '.join(gin_files)}, "
+                f"seeds {seeds[0]}-{seeds[1]}")
+    entry = from_run_set(run_set_dir, platform,
+                         f"{datetime.date.today().isoformat()}, mlbench {__version__}")
+    write(path, entry)
+    (name, values), = entry.items()
+    print(f"wrote the RCP {name} ({len(values['Epochs to converge'])} runs) to {path}")
+
+
 def write(path, entries):
     write_json(path, entries, indent=1)
