@@ -234,13 +234,13 @@ def _project_flags(parser):
 
 
 def _run_project(args):
-    from mlbench.bench import page, projection
+    from mlbench.bench import page, page_validation, projection
     from mlbench.files import write_json
     if args.suite or args.source == "page":
         if not (args.suite and args.source == "page"):
             raise ValueError("`--suite` goes with `--from=page` (project a page table from "
                              "its own base row).")
-        text, output = projection.page_report(args.suite, page.page_suite)
+        text, output = page_validation.page_report(args.suite, page.page_suite)
         print(text)
     else:
         devices = [int(d) for d in args.devices.split(",") if d.strip()]

@@ -29,6 +29,20 @@ def _record(name, device, devices_per_host, ring, pcie_per_device, host_uplink, 
             "cpu_reduce_bandwidth": CPU_REDUCE, "eta": eta, "notes": notes}
 
 
+
+def _k80_host(name, nic, notes):
+    """8 GK210 GPUs on 4 K80 boards (the page's GCE and EC2 hosts differ only in network):
+    no NVLink, two GPUs per board share one PCIe x16 link through its PLX switch."""
+    return _record(
+        name, "Tesla K80 (GK210)", 8,
+        ring=(PCIE3_X16[0] / 2, "no NVLink: peer copies cross the board's PCIe switch"),
+        pcie_per_device=(PCIE3_X16[0] / 2, "K80: two GK210 GPUs share one x16 link through "
+                                           "the on-board PLX switch (K80 datasheet); "
+                                           + PCIE3_X16[1]),
+        host_uplink=(4 * PCIE3_X16[0], "4 boards x one x16 link"), nic=nic,
+        latency=(50e-6, "inferred: ~50 us per PCIe transfer set-up"), notes=notes)
+
+
 RECORDS = {
     "dgx1_p100": _record(
         "NVIDIA DGX-1 (8x Tesla P100 SXM2, NVLink 1.0)", "Tesla P100", 8,
@@ -41,24 +55,13 @@ RECORDS = {
         nic=(12.5 * GB, "4x 100 Gb/s InfiniBand EDR (DGX-1 datasheet), one port per flow"),
         latency=(30e-6, "inferred: ~30 us per ring hop (NCCL small-message latency on NVLink)"),
         notes="the benchmarks page's DGX-1 tables"),
-    "gce_k80": _record(
-        "Google Compute Engine n1-standard-32-k80x8 (4x Tesla K80 boards)", "Tesla K80 (GK210)",
-        8, ring=(PCIE3_X16[0] / 2, "no NVLink: peer copies cross the board's PCIe switch"),
-        pcie_per_device=(PCIE3_X16[0] / 2, "K80: two GK210 GPUs share one x16 link through "
-                                           "the on-board PLX switch (K80 datasheet); "
-                                           + PCIE3_X16[1]),
-        host_uplink=(4 * PCIE3_X16[0], "4 boards x one x16 link"),
+    "gce_k80": _k80_host(
+        "Google Compute Engine n1-standard-32-k80x8 (4x Tesla K80 boards)",
         nic=(2.0 * GB, "GCE 2017: 2 Gb/s per vCPU up to 16 Gb/s egress cap (GCE network docs)"),
-        latency=(50e-6, "inferred: ~50 us per PCIe transfer set-up"),
         notes="the benchmarks page's GCE K80 table"),
-    "ec2_p2_8xlarge": _record(
-        "Amazon EC2 p2.8xlarge (4x Tesla K80 boards)", "Tesla K80 (GK210)", 8,
-        ring=(PCIE3_X16[0] / 2, "no NVLink: peer copies cross the board's PCIe switch"),
-        pcie_per_device=(PCIE3_X16[0] / 2, "K80: two GK210 GPUs share one x16 link (K80 "
-                                           "datasheet); " + PCIE3_X16[1]),
-        host_uplink=(4 * PCIE3_X16[0], "4 boards x one x16 link"),
+    "ec2_p2_8xlarge": _k80_host(
+        "Amazon EC2 p2.8xlarge (4x Tesla K80 boards)",
         nic=(1.25 * GB, "p2.8xlarge: 10 Gb/s networking (EC2 instance types page)"),
-        latency=(50e-6, "inferred: ~50 us per PCIe transfer set-up"),
         notes="the benchmarks page's EC2 K80 and EC2 distributed tables"),
     "dgx1_v100": _record(
         "NVIDIA DGX-1 (8x Tesla V100 SXM2, NVLink 2.0)", "Tesla V100", 8,

@@ -3,13 +3,13 @@ import pytest
 import tensorflow as tf
 
 from mlbench import models
-from mlbench.bench import platforms, projection, report
+from mlbench.bench import page_validation, platforms, projection, report
 from mlbench.bench.page import page_suite
 
 
 @pytest.fixture(scope="module")
 def page():
-    return projection.validate_page(page_suite)
+    return page_validation.validate_page(page_suite)
 
 
 def test_single_host_held_out_cells_beat_linear_scaling(page):
