@@ -173,7 +173,7 @@ def _loop_config(plan, parts, model_dir, log):
     config = LoopConfig(train_steps=cadence.train_steps, steps_per_loop=cadence.steps_per_loop,
                         eval_every=cadence.eval_every, eval_offset=cadence.eval_offset,
                         target=cadence.target, checkpoint_every=cadence.checkpoint_every,
-                        model_dir=model_dir, examples_per_step=split.global_batch_size,
+                        model_dir=model_dir, global_batch_size=split.global_batch_size,
                         log=log, trace_dir=plan.directory.trace_dir)
     if plan.warmup:
         config.warmup = make_warmup(split.strategy, parts.step, parts.train_inputs,

@@ -100,7 +100,7 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
     `trace_dir`, the second of them is profiled."""
     timer.reset()
     config = LoopConfig(train_steps=parts.step.steps_run + num_steps, steps_per_loop=1,
-                        examples_per_step=plan.distribution.global_batch_size, log=None,
+                        global_batch_size=plan.distribution.global_batch_size, log=None,
                         trace_dir=trace_dir)
     Loop(config, parts.step, parts.train_inputs, None, None, timer).run()
     return timer.durations

@@ -27,23 +27,23 @@ class RunStats:
                 f"(jitter = {self.jitter:.1f})")
 
 
-def perf_timing(images_per_step, step_times):
+def perf_timing(global_batch_size, step_times):
     """(speed mean, uncertainty, jitter): tf_cnn_benchmarks' `get_perf_timing`."""
     times = np.array(step_times, dtype=np.float64)
-    speeds = images_per_step / times
-    mean = images_per_step / np.mean(times)
+    speeds = global_batch_size / times
+    mean = global_batch_size / np.mean(times)
     uncertainty = np.std(speeds) / np.sqrt(float(len(speeds)))
     jitter = 1.4826 * np.median(np.abs(speeds - np.median(speeds)))
     return float(mean), float(uncertainty), float(jitter)
 
 
-def run_stats(step_times, images_per_step, wall_time=None):
+def run_stats(step_times, global_batch_size, wall_time=None):
     """Statistics of one run from its timed steps' durations (seconds)."""
     if not step_times:
         raise ValueError("no timed steps: `num_batches` must be >= 1.")
-    mean, uncertainty, jitter = perf_timing(images_per_step, step_times)
+    mean, uncertainty, jitter = perf_timing(global_batch_size, step_times)
     wall = wall_time if wall_time is not None else sum(step_times)
-    return RunStats(mean, uncertainty, jitter, images_per_step * len(step_times) / wall,
+    return RunStats(mean, uncertainty, jitter, global_batch_size * len(step_times) / wall,
                     len(step_times), list(step_times))
 
 

@@ -15,14 +15,14 @@ class StepTimer(Hooks):
 
     Args:
       num_warmup: steps at the start of each run that are timed apart and excluded.
-      images_per_step: the global batch.
+      global_batch_size: images in one step, over all devices.
       clock: the timer (tests inject a fake one).
       log / display_every: tf_cnn_benchmarks' `Step  Img/sec` lines every N timed steps.
     """
 
-    def __init__(self, num_warmup, images_per_step, clock=time.perf_counter, log=None,
+    def __init__(self, num_warmup, global_batch_size, clock=time.perf_counter, log=None,
                  display_every=10):
-        self.num_warmup, self.images_per_step = num_warmup, images_per_step
+        self.num_warmup, self.global_batch_size = num_warmup, global_batch_size
         self.clock, self.log, self.display_every = clock, log, display_every
         self.reset()
 
@@ -39,7 +39,7 @@ class StepTimer(Hooks):
         self.durations.append(self._last_stop - self._start)
         timed = self.timed()
         if self.log and timed and len(timed) % self.display_every == 0:
-            self.log(f"{len(timed)}\t{stats.run_stats(timed, self.images_per_step).line()}")
+            self.log(f"{len(timed)}\t{stats.run_stats(timed, self.global_batch_size).line()}")
 
     def timed(self):
         return self.durations[self.num_warmup:]
@@ -47,4 +47,4 @@ class StepTimer(Hooks):
     def run_stats(self):
         """The run's statistics; total images/sec over the wall time of the timed steps."""
         wall = self._last_stop - self._first_timed
-        return stats.run_stats(self.timed(), self.images_per_step, wall_time=wall)
+        return stats.run_stats(self.timed(), self.global_batch_size, wall_time=wall)

@@ -43,7 +43,7 @@ class LoopConfig:
       target: {metric: value}; stop at the first eval where every metric ≥ value.
       checkpoint_every: save every this many steps (0 = at evals and the end).
       model_dir: where checkpoints and summaries go (None = nowhere).
-      examples_per_step: the global batch size.
+      global_batch_size: examples in one optimizer step, over all replicas.
       log: receives messages (evals) (None = silent).
       progress: receives step updates (`mlbench.training.progress.Progress`; None = silent).
       warmup: compiles and warms up on synthetic data, then restores the initial
@@ -57,7 +57,7 @@ class LoopConfig:
     target: Optional[Dict[str, float]] = None
     checkpoint_every: int = 0
     model_dir: Optional[str] = None
-    examples_per_step: int = 1
+    global_batch_size: int = 1
     log: Optional[Callable[[str], None]] = print
     progress: Optional[object] = None
     warmup: Optional[Callable[[], None]] = None
@@ -199,7 +199,7 @@ class Loop:
         self.hooks.on_block_start(step, n)
         start = time.perf_counter()
         outcome = self.step.run(self.inputs, n)  # returns when the devices are done
-        timing.add(time.perf_counter() - start, n * self.config.examples_per_step, first)
+        timing.add(time.perf_counter() - start, n * self.config.global_batch_size, first)
         timing.skipped += outcome.skipped_steps
         # Checked on the host once per block (not per step): a NaN/Inf loss stops
         # the run before any checkpoint of the diverged weights is written.
@@ -226,7 +226,7 @@ class Loop:
             if record["examples_per_second"]:
                 tf.summary.scalar("examples_per_second", record["examples_per_second"])
                 tf.summary.scalar("steps_per_second", record["examples_per_second"] /
-                                  self.config.examples_per_step)
+                                  self.config.global_batch_size)
             if loss_scale is not None:
                 tf.summary.scalar("loss_scale", loss_scale)
 

@@ -11,12 +11,12 @@ def interactive(stream=None):
     return "ipykernel" in sys.modules or (hasattr(stream, "isatty") and stream.isatty())
 
 
-def plain_line(step, total_steps, loss, lr, examples_per_second, examples_per_step):
+def plain_line(step, total_steps, loss, lr, examples_per_second, global_batch_size):
     """One progress line; before a rate is measured (the first, compiling step) the rate
     and the ETA say '—', never nan."""
     eps = examples_per_second
     rate = f"{eps:.1f}" if eps else "—"
-    eta = f"{(total_steps - step) * examples_per_step / eps:.0f}s" if eps else "—"
+    eta = f"{(total_steps - step) * global_batch_size / eps:.0f}s" if eps else "—"
     return (f"step {step}/{total_steps}  loss {loss:.4f}  lr {lr:.4g}  "
             f"examples/sec {rate}  ETA {eta}")
 
@@ -26,12 +26,12 @@ class Progress:
 
     Args:
       total_steps: the run's length in steps.
-      examples_per_step: the global batch (for the ETA of plain lines).
+      global_batch_size: examples per step (for the ETA of plain lines).
       bar: draw a bar (default: when the output is a terminal or a notebook).
     """
 
-    def __init__(self, total_steps, examples_per_step, bar=None):
-        self.total_steps, self.examples_per_step = total_steps, examples_per_step
+    def __init__(self, total_steps, global_batch_size, bar=None):
+        self.total_steps, self.global_batch_size = total_steps, global_batch_size
         self.bar = None
         if interactive() if bar is None else bar:
             from tqdm.auto import tqdm
@@ -44,7 +44,7 @@ class Progress:
                                  examples_per_sec=f"{examples_per_second or 0:.1f}")
             return
         print(plain_line(step, self.total_steps, loss, lr, examples_per_second,
-                         self.examples_per_step), flush=True)
+                         self.global_batch_size), flush=True)
 
     def write(self, text):
         if self.bar is not None:

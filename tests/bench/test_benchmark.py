@@ -13,7 +13,7 @@ from mlbench.bench.timing import StepTimer
 
 def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
     """Pinned against hand computation of benchmark_cnn.get_perf_timing's formulas."""
-    run = stats.run_stats([0.5, 0.25, 1.0, 0.5], images_per_step=10)
+    run = stats.run_stats([0.5, 0.25, 1.0, 0.5], global_batch_size=10)
     # times mean 0.5625 s -> 10 / 0.5625 images/sec (not the mean of the rates, 22.5)
     assert run.images_per_sec_mean == pytest.approx(17.777777777777779)
     # rates 20, 40, 10, 20: mean 22.5, squared deviations 6.25 + 306.25 + 156.25 + 6.25 = 475,
@@ -42,7 +42,7 @@ class FakeClock:
 def test_warmup_never_enters_the_statistics():
     warmup, timed = [100.0, 100.0, 100.0], [0.5, 0.25, 1.0, 0.5]
     clock = FakeClock(warmup + timed)
-    timer = StepTimer(num_warmup=3, images_per_step=10, clock=clock)
+    timer = StepTimer(num_warmup=3, global_batch_size=10, clock=clock)
     for i in range(7):  # the loop's events for 7 one-step blocks
         timer.on_block_start(i, 1)
         clock.step()

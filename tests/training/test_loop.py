@@ -112,13 +112,13 @@ def test_divergence_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path, le
 
 def test_progress_bar_in_terminals_lines_elsewhere(capsys):
     from mlbench.training.progress import Progress
-    lines = Progress(total_steps=10, examples_per_step=32, bar=False)
+    lines = Progress(total_steps=10, global_batch_size=32, bar=False)
     lines.step(5, 0.5, 0.1, 320.0)
     lines.write("eval at step 5: top1 0.5")
     out = capsys.readouterr().out.splitlines()
     assert out == ["step 5/10  loss 0.5000  lr 0.1  examples/sec 320.0  ETA 0s",
                    "eval at step 5: top1 0.5"]
-    bar = Progress(total_steps=10, examples_per_step=32, bar=True)
+    bar = Progress(total_steps=10, global_batch_size=32, bar=True)
     bar.step(5, 0.5, 0.1, 320.0)
     assert bar.bar.n == 5 and bar.bar.total == 10
     bar.close()
