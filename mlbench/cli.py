@@ -231,12 +231,17 @@ def _project_flags(parser):
                         "distributed_replicated (default: the result's strategy).")
     parser.add_argument("--local_parameter_device", default="cpu", help="cpu | gpu.")
     parser.add_argument("--json", help="write every figure shown to this JSON file.")
+    add_boolean(parser, "validate", "the projector against the whole page: the held-out "
+                "single-host cells and the distributed table, beside linear scaling.")
 
 
 def _run_project(args):
     from mlbench.bench import page, page_validation, projection
     from mlbench.files import write_json
-    if args.suite or args.source == "page":
+    if args.validate:
+        text, output = page_validation.validation_report(page.page_suite)
+        print(text)
+    elif args.suite or args.source == "page":
         if not (args.suite and args.source == "page"):
             raise ValueError("`--suite` goes with `--from=page` (project a page table from "
                              "its own base row).")
@@ -308,6 +313,9 @@ def _mlperf_flags(parser):
                         "submission_platform).")
     parser.add_argument("--check_package", metavar="DIR", help="only check a package: "
                         "package_checker's verdict and the result summarizer's score.")
+    add_boolean(parser, "dry_run", "resolve the config (data checked, closed rules, RCP "
+                "coverage), print what would run, and run nothing (bundled data is written "
+                "first if missing).")
     parser.add_argument("--rcp", metavar="FILE", help="judge the runs' convergence against "
                         "this reference convergence point file (rcp_checker --custom_rcps, "
                         "plus the mirrored 'converged slower' bound); exit 3 when slower.")
@@ -332,10 +340,13 @@ def _run_mlperf(args):
         package.check_free(args.package_dir, args.submitter, args.system)
         bindings += [f"mlperf.org = {args.submitter!r}", f"mlperf.platform = {args.system!r}"]
     rcp.check_new_rcp_file(args.write_rcp, args.runs)
-    from mlbench.mlperf.run import run_many
-    records, _, judgement = run_many(args.gin_file, bindings, args.runs, args.seed,
-                                     args.output_dir, verbose=bool(args.verbose),
-                                     rcp_path=args.rcp)
+    from mlbench.mlperf import run
+    if args.dry_run:
+        print(run.describe(*run.planned(args.gin_file, bindings)))
+        return EXIT_OK
+    records, _, judgement = run.run_many(args.gin_file, bindings, args.runs, args.seed,
+                                         args.output_dir, verbose=bool(args.verbose),
+                                         rcp_path=args.rcp)
     passed = all(r.reached_target and r.checker_passed for r in records)
     if judgement is not None:
         print(judgement.text())

@@ -80,3 +80,14 @@ def validate_page(read_suite):
     return {"single_host": single, "single_host_summary": summary(single, exclude=held),
             "distributed": distributed,
             "distributed_summary": summary(distributed)}
+
+
+def validation_report(read_suite):
+    """(text, JSON-able summaries) of `mlbench project --validate`."""
+    figures = validate_page(read_suite)
+    single, distributed = figures["single_host_summary"], figures["distributed_summary"]
+    text = "\n".join([
+        format_summary(single, "single host (" + ", ".join(SINGLE_HOST_GATE_SUITES) + ")"),
+        format_summary(distributed, "distributed (ec2_distributed, 16/32/64 GPUs)")])
+    return text, {"label": "projection (not measured)", "single_host": single,
+                  "distributed": distributed}

@@ -116,6 +116,28 @@ def planned(gin_files, gin_bindings=()):
         return config, plan, resolve_division(config, plan)
 
 
+def describe(config, plan, division):
+    """What `run_many` would run, and for a closed run how MLCommons' RCPs cover its
+    batch size (`mlbench mlperf --dry_run`)."""
+    split, cadence = plan.distribution, plan.cadence
+    lines = [f"benchmark {config['benchmark']} (ruleset {config['ruleset']}), "
+             f"{division} division",
+             f"model {plan.model.name}; global batch {split.global_batch_size} "
+             f"({split.gradient_accumulation_steps} accumulated micro-batches) on "
+             f"{split.replicas} replica(s); {plan.numerics.precision}, XLA "
+             f"{'on' if plan.numerics.jit_compile else 'off'}",
+             f"data: {plan.source.num_train_examples} train / {plan.source.num_eval_examples} "
+             f"eval examples; at most {cadence.train_steps} steps, eval every "
+             f"{cadence.eval_every} (offset {cadence.eval_offset}); target {cadence.target}",
+             f"optimizer: {plan.objective.optimizer_hparams}"]
+    if division == "closed":
+        coverage = rcp.closed_reference(config["benchmark"], config["ruleset"],
+                                        split.global_batch_size)
+        lines.append(f"MLCommons RCP at batch {split.global_batch_size}: "
+                     f"{coverage or 'none (a closed submission at this batch needs one)'}")
+    return "\n".join(lines)
+
+
 def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf",
              verbose=False, rcp_path=None):
     """`runs` runs with seeds seed, seed+1, …; writes results.json and results.md.

@@ -95,3 +95,11 @@ def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
     assert f"| ResNet-50 | synthetic | 8 | {cells[-1]['images_per_sec']:.0f} |" in section
     with pytest.raises(ValueError, match=r"`project` \(1\)"):
         projection.attach(result, 1, "dgx1_p100")
+
+
+def test_validate_command_reports_the_gates_figures(page):
+    text, output = page_validation.validation_report(page_suite)
+    assert output["single_host"] == page["single_host_summary"]
+    assert output["distributed"] == page["distributed_summary"]
+    assert "45 held-out cells (all but inception_v3) — projection MAPE 5.07 %" in text
+    assert "worst resnet152 at 64 devices (+15.9 %)" in text

@@ -194,3 +194,16 @@ def test_ten_bert_runs_make_a_package_the_checker_accepts(tmp_path):
     convergence = rcp.judge(str(submitter / "results" / "cpu_2core" / "bert"), "5.0.0",
                             SHIPPED_BERT_RCPS)
     assert convergence.passed and not convergence.slower, convergence
+
+
+def test_dry_run_says_what_would_run_and_runs_nothing(tmp_path, digit_records):
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/resnet50_imagenet.gin", "--dry_run",
+                      f"--gin_bindings=train.data_dir = '{digit_records}'",
+                      f"--output_dir={tmp_path / 'runs'}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "benchmark resnet (ruleset 4.0.0), closed division" in out.stdout
+    assert "model resnet50; global batch 2048 (1 accumulated micro-batches)" in out.stdout
+    assert "data: 1438 train / 359 eval examples" in out.stdout
+    assert ("MLCommons RCP at batch 2048: interpolated between 1632 and 3264"
+            in out.stdout)
+    assert not (tmp_path / "runs").exists()
