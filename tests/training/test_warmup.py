@@ -2,7 +2,6 @@
 including variables a model creates on its first call (Model Garden's BERT head)."""
 import numpy as np
 import pytest
-import tensorflow as tf
 import tf_keras as keras
 
 import mlbench
