@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(PY) -m mlbench train --gin_file=gin/cpu/mnist_cnn.gin --model_dir=runs/mnist_cnn
 
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" tests
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" --durations=15 tests
 
 test-slow: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow tests
