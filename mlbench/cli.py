@@ -344,13 +344,13 @@ def _run_mlperf(args):
     if args.dry_run:
         print(run.describe(*run.planned(args.gin_file, bindings)))
         return EXIT_OK
-    records, _, judgement = run.run_many(args.gin_file, bindings, args.runs, args.seed,
-                                         args.output_dir, verbose=bool(args.verbose),
-                                         rcp_path=args.rcp)
+    records, _ = run.run_many(args.gin_file, bindings, args.runs, args.seed, args.output_dir,
+                              verbose=bool(args.verbose), rcp_path=args.rcp)
     passed = all(r.reached_target and r.checker_passed for r in records)
-    if judgement is not None:
-        print(judgement.text())
-        passed = passed and judgement.passed and not judgement.slower
+    if args.rcp:
+        verdict = run.judgement(args.output_dir)
+        print(verdict["text"])
+        passed = passed and verdict["passed"] and not verdict["slower"]
     if args.write_rcp:
         rcp.write_from_run_set(args.output_dir, args.write_rcp, args.gin_file,
                                (args.seed, args.seed + args.runs - 1))

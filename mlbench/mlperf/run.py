@@ -6,6 +6,7 @@ against that plan; each run is the same plan with its own seed and its own
 fresh run directory: MLPerf runs always start from freshly initialised weights.
 """
 import dataclasses
+import json
 import os
 import shutil
 from typing import Optional
@@ -143,10 +144,11 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
     """`runs` runs with seeds seed, seed+1, …; writes results.json and results.md.
 
     With `rcp_path` (a custom RCP file) the runs' convergence is judged against it
-    (`rcp.judge`: rcp_checker and the mirrored 'slower' bound) and recorded as `rcp`.
+    (`rcp.judge`: rcp_checker and the mirrored 'slower' bound) and recorded as `rcp` in
+    results.json (`judgement(output_dir)` reads it back).
 
     Returns:
-      (list of RunRecord, scoring.Score, rcp.Judgement or None).
+      (list of RunRecord, scoring.Score).
     """
     with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
         if rcp_path is not None:
@@ -160,7 +162,13 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
     judgement = (rcp.judge_logs([r.log for r in records], config["ruleset"], rcp_path)
                  if rcp_path is not None else None)
     _write(output_dir, config, division, records, score, judgement)
-    return records, score, judgement
+    return records, score
+
+
+def judgement(output_dir):
+    """The RCP verdict `run_many` recorded in `output_dir` (a dict with `text`), or None."""
+    with open(os.path.join(output_dir, "results.json")) as f:
+        return json.load(f)["rcp"]
 
 
 def table(records, score):
@@ -178,7 +186,8 @@ def _write(output_dir, config, division, records, score, judgement):
     write_json(os.path.join(output_dir, "results.json"),
                {"settings": config, "division": division, "score": dataclasses.asdict(score),
                 "runs": [dataclasses.asdict(r) for r in records],
-                "rcp": dataclasses.asdict(judgement) if judgement else None}, indent=1)
+                "rcp": dict(dataclasses.asdict(judgement), text=judgement.text())
+                if judgement else None}, indent=1)
     text = table(records, score) + (f"\n\n{judgement.text()}" if judgement else "")
     write_text(os.path.join(output_dir, "results.md"), text + "\n")
     reporting.report([output_dir], os.path.join(output_dir, "report.html"),

@@ -14,7 +14,7 @@ def log_lines(path):
 
 
 def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digit_records):
-    records, _, _ = run.run_many(["mlperf/cpu/resnet_digits.gin"],
+    records, _ = run.run_many(["mlperf/cpu/resnet_digits.gin"],
                               [f"train.data_dir = '{digit_records}'"], runs=1,
                               output_dir=str(tmp_path))
     record = records[0]
@@ -38,7 +38,7 @@ def test_cpu_resnet_reaches_target_and_log_passes_checker(tmp_path, digit_record
 
 
 def test_step_limit_before_target_logs_aborted(tmp_path, digit_records):
-    records, score, _ = run.run_many(["mlperf/cpu/resnet_digits.gin"],
+    records, score = run.run_many(["mlperf/cpu/resnet_digits.gin"],
                                   [f"train.data_dir = '{digit_records}'", "train.train_epochs = 2"],
                                   runs=1, output_dir=str(tmp_path))
     events = log_lines(records[0].log)
@@ -71,7 +71,7 @@ def bert_dir(tmp_path_factory):
 def test_short_bert_run_learns_and_logs_pass_checker_5_0_0(tmp_path, bert_dir):
     """Target 0.075: above the 0.063 a model scores by predicting one token everywhere (what
     BERT did when the warm-up zeroed its lazily built masked-LM head)."""
-    records, _, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"],
+    records, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"],
                               [f"train.data_dir = '{bert_dir}'", "train.eval_every = 100",
                                "train.train_steps = 300",
                                "train.target = {'masked_lm_accuracy': 0.075}"],
@@ -85,7 +85,7 @@ def test_short_bert_run_learns_and_logs_pass_checker_5_0_0(tmp_path, bert_dir):
 
 @pytest.mark.slow
 def test_cpu_bert_reaches_its_target(tmp_path, bert_dir):
-    records, _, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"], [f"train.data_dir = '{bert_dir}'"],
+    records, _ = run.run_many(["mlperf/cpu/bert_pydoc.gin"], [f"train.data_dir = '{bert_dir}'"],
                               runs=1, output_dir=str(tmp_path))
     assert records[0].reached_target and records[0].checker_passed
 
