@@ -105,8 +105,11 @@ def judge_epochs(epochs, reference, passed=None, message=""):
     ceiling = 2 * reference["RCP Mean"] - reference["Min Epochs"]
     if passed is None:  # rcp_checker's own rule, for epochs without logs
         passed = mean >= reference["Min Epochs"]
-    return Judgement(passed, mean > ceiling, message, mean, reference["RCP Mean"],
-                     reference["Min Epochs"], ceiling)
+    # plain Python values: rcp_checker's figures are numpy scalars, and results.json
+    # would hold numpy.bool_ as the string "False"
+    return Judgement(bool(passed), bool(mean > ceiling), message, float(mean),
+                     float(reference["RCP Mean"]), float(reference["Min Epochs"]),
+                     float(ceiling))
 
 
 def judge_logs(log_paths, ruleset, rcp_path):

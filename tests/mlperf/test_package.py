@@ -122,6 +122,7 @@ def test_shipped_runs_meet_the_shipped_cpu_scale_rcp(resnet_package):
     assert verdict.text() in out.stdout and "RCP: rcp_checker PASSED; not slower" in out.stdout
     recorded = json.load(open(root / "runs" / "results.json"))["rcp"]
     assert recorded["mean_epochs"] == pytest.approx(verdict.mean_epochs, rel=1e-12)
+    assert recorded["passed"] is True and recorded["slower"] is False
 
 
 def test_an_rcp_from_a_run_set_holds_its_logs_epochs_and_hyperparameters(resnet_package):
