@@ -4,6 +4,7 @@ The path every training run takes after `mlbench.plan.resolve` (`train`,
 `mlbench mlperf`): build the parts, say if it resumed, run the loop, record
 what ran (read from the step after it ran) and write result.json.
 """
+import contextlib
 import json
 import logging
 import os
@@ -78,7 +79,8 @@ def run(plan, hooks=None):
                 if plan.verbose else None)
     log = progress.write if progress else None
     model_dir = writable_model_dir(plan.directory.model_dir)
-    parts = build(plan, log=log or logging.getLogger("mlbench").info)
+    with _causes_named(plan):  # building places variables on a ps that may already be gone
+        parts = build(plan, log=log or logging.getLogger("mlbench").info)
     stored = stored_result(plan, parts)
     if stored is not None and finished(stored, plan):
         if progress:
@@ -94,7 +96,8 @@ def run(plan, hooks=None):
     write_hparams(model_dir, plan)
     loop.hooks.on_configured(configured_info(plan))
     try:
-        outcome = _run_loop(loop, plan)
+        with _causes_named(plan):
+            outcome = loop.run()
     finally:
         if progress:
             progress.close()
@@ -152,10 +155,11 @@ def _interrupted(signum, result, model_dir):
     return RunInterrupted(signum, result, line)
 
 
-def _run_loop(loop, plan):
-    """The loop's outcome; TF errors that name no cause become errors that do."""
+@contextlib.contextmanager
+def _causes_named(plan):
+    """TF errors that name no cause, raised while building or running, become errors that do."""
     try:
-        return loop.run()
+        yield
     except tf.errors.DataLossError as e:
         raise locate_corruption(plan.source, e) from e
     except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
