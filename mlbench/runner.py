@@ -77,14 +77,17 @@ def run(plan, hooks=None):
     """
     progress = (Progress(plan.cadence.train_steps, plan.distribution.global_batch_size)
                 if plan.verbose else None)
+    with progress or contextlib.nullcontext():  # closed however the run ends
+        return _run(plan, hooks, progress)
+
+
+def _run(plan, hooks, progress):
     log = progress.write if progress else None
     model_dir = writable_model_dir(plan.directory.model_dir)
     with _causes_named(plan):  # building places variables on a ps that may already be gone
         parts = build(plan, log=log or logging.getLogger("mlbench").info)
     stored = stored_result(plan, parts)
     if stored is not None and finished(stored, plan):
-        if progress:
-            progress.close()
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
@@ -95,12 +98,8 @@ def run(plan, hooks=None):
     gin_config.write(model_dir)
     write_hparams(model_dir, plan)
     loop.hooks.on_configured(configured_info(plan))
-    try:
-        with _causes_named(plan):
-            outcome = loop.run()
-    finally:
-        if progress:
-            progress.close()
+    with _causes_named(plan):
+        outcome = loop.run()
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
                optimizer=plan.objective.optimizer_hparams)

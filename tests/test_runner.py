@@ -97,3 +97,21 @@ def test_summary_line():
     assert runner.format_summary(result) == (
         "RESULT reached_target=True time_to_quality=12.3s steps=40 examples/sec=1234.6 "
         "metrics={'top1': 0.9123} ran={'precision': 'float32'}")
+
+
+def test_a_run_that_fails_while_building_closes_its_progress_bar(plan, monkeypatch):
+    bars = []
+
+    class RecordedProgress(runner.Progress):
+        def __init__(self, *args):
+            super().__init__(*args, bar=True)
+            bars.append(self.bar)
+
+    def build_fails(*args, **kwargs):
+        raise RuntimeError("no model today")
+
+    monkeypatch.setattr(runner, "Progress", RecordedProgress)
+    monkeypatch.setattr(runner, "build", build_fails)
+    with pytest.raises(RuntimeError, match="no model today"):
+        runner.run(dataclasses.replace(plan, verbose=True))
+    assert len(bars) == 1 and bars[0].disable  # tqdm's close() sets disable

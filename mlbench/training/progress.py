@@ -55,3 +55,9 @@ class Progress:
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()  # a bar left open by an error would redraw over the traceback
