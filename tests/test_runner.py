@@ -115,3 +115,26 @@ def test_a_run_that_fails_while_building_closes_its_progress_bar(plan, monkeypat
     with pytest.raises(RuntimeError, match="no model today"):
         runner.run(dataclasses.replace(plan, verbose=True))
     assert len(bars) == 1 and bars[0].disable  # tqdm's close() sets disable
+
+
+@pytest.mark.parametrize("error", [tf.errors.UnavailableError, tf.errors.DeadlineExceededError])
+def test_a_ps_lost_while_the_model_is_built_is_named(plan, monkeypatch, error):
+    # The real kill (tests/distributed/test_parameter_server.py) lands in this window only
+    # under load; here the building step itself reports the lost ps, every time.
+    def build_on_a_lost_ps(*args, **kwargs):
+        raise error(None, None, "RandomUniform: /job:ps/replica:0/task:1/device:CPU:0 is gone")
+
+    monkeypatch.setattr(runner, "build", build_on_a_lost_ps)
+    monkeypatch.setattr(runner.strategies, "is_parameter_server", lambda strategy: True)
+    with pytest.raises(runner.ParameterServerLostError, match=r"ps 1 stopped answering"):
+        runner.run(plan)
+
+
+def test_an_unavailable_device_of_a_single_process_run_is_not_called_a_lost_peer(
+        plan, monkeypatch):
+    def build_unavailable(*args, **kwargs):
+        raise tf.errors.UnavailableError(None, None, "device busy")
+
+    monkeypatch.setattr(runner, "build", build_unavailable)
+    with pytest.raises(tf.errors.UnavailableError, match="device busy"):
+        runner.run(plan)
