@@ -11,6 +11,7 @@ import copy
 import importlib
 import importlib.util  # noqa: F401  gin's resource reader calls it without importing it
 import inspect
+import logging
 import os
 import sys
 
@@ -91,11 +92,34 @@ def parse(gin_files=(), gin_bindings=(), skip_unknown=()):
     gin.add_config_file_search_path(os.path.dirname(root))
     files = [resolve(path) for path in gin_files]
     try:
-        gin.parse_config_files_and_bindings(files, list(gin_bindings), finalize_config=False,
-                                            skip_unknown=list(skip_unknown) or False)
+        with _quiet_include_search():
+            gin.parse_config_files_and_bindings(files, list(gin_bindings),
+                                                finalize_config=False,
+                                                skip_unknown=list(skip_unknown) or False)
     except (ValueError, KeyError, SyntaxError, IOError) as e:
         raise ValueError(f"Invalid gin config (files {list(gin_files)}, bindings "
                          f"{list(gin_bindings)}): {e}") from e
+
+
+class _IncludeSearchNoise(logging.Filter):
+    """gin tries each include as a Python package path first and logs 'Path not found' at
+    ERROR when that fails, which every 'gin/...' include does (`gin` is gin-config's own
+    package), before it finds the file on the search path. A missing include still
+    raises IOError, which `parse` reports naming it."""
+
+    def filter(self, record):
+        from_reader = record.pathname.endswith(os.path.join("gin", "resource_reader.py"))
+        return not (from_reader and str(record.msg).startswith("Path not found"))
+
+
+@contextlib.contextmanager
+def _quiet_include_search():
+    noise = _IncludeSearchNoise()
+    logging.getLogger().addFilter(noise)  # gin logs through the root logger
+    try:
+        yield
+    finally:
+        logging.getLogger().removeFilter(noise)
 
 
 def import_user_module(name):

@@ -40,3 +40,17 @@ def test_unknown_root_and_missing_file_are_named():
     with pytest.raises(ValueError, match=r"`gin_file` \('cpu/nope.gin'\)"):
         with config.scope(["cpu/nope.gin"]):
             pass
+
+
+def test_includes_resolve_without_an_error_line_and_a_missing_one_is_named(
+        caplog, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # away from the checkout, as a user's notebook is
+    with caplog.at_level("INFO"):
+        with config.scope(["mlperf/cpu/resnet_digits.gin"], reads=("mlperf", "train")):
+            assert gin.query_parameter("train.model") == "resnet_tiny"
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    broken = tmp_path / "broken.gin"
+    broken.write_text("include 'gin/mlperf/nope.gin'\n")
+    with pytest.raises(ValueError, match=r"nope\.gin"):
+        with config.scope([str(broken)]):
+            pass
