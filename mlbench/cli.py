@@ -348,8 +348,7 @@ def _run_mlperf(args):
                               verbose=bool(args.verbose), rcp_path=args.rcp)
     passed = all(r.reached_target and r.checker_passed for r in records)
     if args.rcp:
-        verdict = run.judgement(args.output_dir)
-        print(verdict["text"])
+        verdict = run.judgement(args.output_dir)  # run_many has printed its text
         passed = passed and verdict["passed"] and not verdict["slower"]
     if args.write_rcp:
         rcp.write_from_run_set(args.output_dir, args.write_rcp, args.gin_file,
