@@ -48,6 +48,44 @@ def test_imagenet_train_pipeline_round_trip(coded_records):
     assert -2.2 < images.numpy().min() and images.numpy().max() < 2.7  # ImageNet-normalised
 
 
+@pytest.fixture(scope="module")
+def ramp_records(tmp_path_factory):
+    """One image, a left-to-right ramp, 64 times: crops narrow the ramp, flips reverse it."""
+    out = str(tmp_path_factory.mktemp("ramps"))
+    ramp = np.broadcast_to((np.arange(32) * 8)[None, :, None], (32, 32, 3)).astype(np.uint8)
+    labels = np.arange(64) % 10
+    writers.write_imagenet_tfrecords([ramp] * 64, labels, out, "train", 2)
+    writers.write_imagenet_tfrecords([ramp] * 4, labels[:4], out, "validation", 1)
+    return out
+
+
+def _batches(src, seed, count, **kwargs):
+    return [x.numpy() for x, _ in src.train_dataset(None, 8, seed=seed, **kwargs).take(count)]
+
+
+def test_imagenet_train_augmentation_is_fixed_by_the_seed(ramp_records):
+    """Model Garden's stateful crops in a parallel map differed between two builds with one
+    seed (about 100 of the 128 images of the first batch); the stateless draws must not."""
+    src = coded_source(ramp_records)
+    first, again, other = (_batches(src, seed, 4) for seed in (5, 5, 6))
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert all(np.abs(a - b).max() > 0.1 for a, b in zip(first, other))
+    # resuming after 3 batches sees what the straight run saw at its 4th
+    np.testing.assert_array_equal(_batches(src, 5, 1, skip_batches=3)[0], first[3])
+
+
+def test_imagenet_train_augmentation_crops_and_flips(ramp_records):
+    images = np.concatenate(_batches(coded_source(ramp_records), 0, 8))[..., 0]  # 64 draws
+    columns = images.mean(axis=1)  # (64, 32): the ramp as seen after crop and flip
+    flipped = columns[:, 0] > columns[:, -1]
+    assert 16 < flipped.sum() < 48
+    spans = np.abs(columns[:, -1] - columns[:, 0])
+    full = np.abs(columns[:, -1] - columns[:, 0]).max()
+    assert (spans < 0.9 * full).mean() > 0.5  # most crops are narrower than the image
+    assert len({round(float(s), 2) for s in spans}) > 32  # and they are many different crops
+
+
 def test_imagenet_eval_pipeline_is_deterministic_and_complete(coded_records):
     src = coded_source(coded_records)
     passes = [[(x.numpy(), y.numpy()) for x, y in src.eval_dataset(None, 8)] for _ in range(2)]
