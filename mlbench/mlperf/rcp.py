@@ -149,11 +149,15 @@ def closed_reference(benchmark, ruleset, batch_size):
     return None
 
 
+def read_run_set(run_set_dir):
+    with open(os.path.join(run_set_dir, "results.json")) as f:
+        return json.load(f)
+
+
 def from_run_set(run_set_dir, platform, when):
     """An RCP entry from a run set `mlbench mlperf` wrote (many seeds, one configuration):
     its logs' epochs to converge, batch size and hyperparameters as logged."""
-    with open(os.path.join(run_set_dir, "results.json")) as f:
-        run_set = json.load(f)
+    run_set = read_run_set(run_set_dir)
     logs = [run["log"] for run in run_set["runs"]]
     ruleset = run_set["settings"]["ruleset"]
     batch, epochs, benchmark = epochs_to_converge(logs, ruleset)
@@ -191,12 +195,14 @@ def check_new_rcp_file(path, runs):
 
 
 def write_from_run_set(run_set_dir, path, gin_files, seeds):
-    """The run set's RCP (`from_run_set`), labelled with the machine, config and seeds."""
+    """The run set's RCP (`from_run_set`), labelled with the machine, precision, config
+    and seeds (bf16 and float32 runs of one seed converge at different epochs)."""
     import datetime
     from mlbench.bench.environment import cpu_model
     from mlbench.version import __version__
-    platform = (f"{cpu_model()}, {os.cpu_count()} cores, mlbench {' '.join(gin_files)}, "
-                f"seeds {seeds[0]}-{seeds[1]}")
+    precision = read_run_set(run_set_dir)["precision"]
+    platform = (f"{cpu_model()}, {os.cpu_count()} cores, {precision}, mlbench "
+                f"{' '.join(gin_files)}, seeds {seeds[0]}-{seeds[1]}")
     entry = from_run_set(run_set_dir, platform,
                          f"{datetime.date.today().isoformat()}, mlbench {__version__}")
     write(path, entry)

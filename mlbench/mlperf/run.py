@@ -6,7 +6,6 @@ against that plan; each run is the same plan with its own seed and its own
 fresh run directory: MLPerf runs always start from freshly initialised weights.
 """
 import dataclasses
-import json
 import os
 import shutil
 from typing import Optional
@@ -161,14 +160,13 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
     score = scoring.score(config["benchmark"], [r.minutes for r in records])
     judgement = (rcp.judge_logs([r.log for r in records], config["ruleset"], rcp_path)
                  if rcp_path is not None else None)
-    _write(output_dir, config, division, records, score, judgement)
+    _write(output_dir, config, division, plan.numerics.precision, records, score, judgement)
     return records, score
 
 
 def judgement(output_dir):
     """The RCP verdict `run_many` recorded in `output_dir` (a dict with `text`), or None."""
-    with open(os.path.join(output_dir, "results.json")) as f:
-        return json.load(f)["rcp"]
+    return rcp.read_run_set(output_dir)["rcp"]
 
 
 def table(records, score):
@@ -182,9 +180,10 @@ def table(records, score):
     return "\n".join(lines + ["", f"MLPerf score (olympic mean): {score.label}"])
 
 
-def _write(output_dir, config, division, records, score, judgement):
+def _write(output_dir, config, division, precision, records, score, judgement):
     write_json(os.path.join(output_dir, "results.json"),
-               {"settings": config, "division": division, "score": dataclasses.asdict(score),
+               {"settings": config, "division": division, "precision": precision,
+                "score": dataclasses.asdict(score),
                 "runs": [dataclasses.asdict(r) for r in records],
                 "rcp": dict(dataclasses.asdict(judgement), text=judgement.text())
                 if judgement else None}, indent=1)
