@@ -212,3 +212,21 @@ def write_from_run_set(run_set_dir, path, gin_files, seeds):
 
 def write(path, entries):
     write_json(path, entries, indent=1)
+
+
+def pooled(rcp_paths, platform, when):
+    """One RCP entry from several RCP files of one benchmark, batch size and set of
+    hyperparameters: their epochs together (e.g. a bf16 and a float32 run set, so the
+    reference covers the precisions `precision="auto"` picks on different machines)."""
+    entries = []
+    for path in rcp_paths:
+        with open(path) as f:
+            entries += list(json.load(f).values())
+    first = entries[0]
+    for entry in entries[1:]:
+        for key in ("Benchmark", "BS", "Hyperparams"):
+            if entry[key] != first[key]:
+                raise ValueError(f"RCPs {list(rcp_paths)} differ in {key!r} ({first[key]!r} vs "
+                                 f"{entry[key]!r}): only one configuration's runs can be pooled.")
+    epochs = [e for entry in entries for e in entry["Epochs to converge"]]
+    return record(first["Benchmark"], first["BS"], epochs, first["Hyperparams"], platform, when)

@@ -29,9 +29,12 @@ def mlbench_cli(*arguments, cwd=REPO, timeout=1800):
 
 @pytest.fixture(scope="module")
 def resnet_package(tmp_path_factory, digit_records):
-    """5 CPU-scale ResNet runs (the count MLCommons requires), packaged by `mlbench mlperf`."""
+    """5 CPU-scale ResNet runs (the count MLCommons requires), packaged by `mlbench mlperf`:
+    the shipped RCP's first five seeds, so on a machine like the one that measured it (and in
+    its precision) they repeat five of its runs exactly; elsewhere they are a fresh draw."""
     root = tmp_path_factory.mktemp("package")
     out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
+                      "--seed=100",
                       f"--gin_bindings=train.data_dir = '{digit_records}'",
                       f"--output_dir={root / 'runs'}", f"--package_dir={root / 'pkg'}",
                       "--submitter=mlbench_ci", "--system=cpu_2core", f"--rcp={SHIPPED_RCPS}")
@@ -112,7 +115,7 @@ def test_closed_files_have_mlcommons_reference_convergence_at_their_batch(gin_fi
 
 
 def test_shipped_runs_meet_the_shipped_cpu_scale_rcp(resnet_package):
-    """rcp_checker --custom_rcps on the packaged runs (seeds 0-4; the RCP is seeds 100-109),
+    """rcp_checker --custom_rcps on the packaged runs (seeds 100-104 of the RCP's 100-109),
     and the same verdict from `mlbench mlperf --rcp` in the run set's results."""
     root, out = resnet_package
     results = root / "pkg" / "mlbench_ci" / "results" / "cpu_2core" / "resnet"
@@ -153,6 +156,17 @@ def test_the_shipped_bert_rcp_is_read_by_rcp_checker_and_bounds_both_ways():
     assert not rcp.judge_epochs([25600.0] * 10, reference).passed  # suspiciously fast
 
 
+def test_pooled_rcps_hold_every_run_and_refuse_another_configuration(tmp_path):
+    shipped = json.load(open(SHIPPED_RCPS))["resnet_ref_128"]
+    entry = rcp.pooled([SHIPPED_RCPS, SHIPPED_RCPS], "here", "today")["resnet_ref_128"]
+    assert entry["Epochs to converge"] == sorted(shipped["Epochs to converge"] * 2)
+    assert entry["Hyperparams"] == shipped["Hyperparams"] and entry["Platform"] == "here"
+    other = tmp_path / "other.json"
+    rcp.write(str(other), rcp.record("resnet", 256, [1.0], shipped["Hyperparams"], "x", "y"))
+    with pytest.raises(ValueError, match="differ in 'BS' \\(128 vs 256\\)"):
+        rcp.pooled([SHIPPED_RCPS, str(other)], "here", "today")
+
+
 def test_the_mirrored_bound_flags_slower_convergence():
     reference = rcp.checker_for("resnet", "4.0.0", SHIPPED_RCPS)._find_rcp(128, "full_rcps")
     mean, floor = reference["RCP Mean"], reference["Min Epochs"]
@@ -169,6 +183,7 @@ def test_the_mirrored_bound_flags_slower_convergence():
 def test_deliberately_slowed_runs_are_judged_slower(tmp_path, digit_records):
     """5 runs at a quarter of the learning rate against the shipped RCP."""
     out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
+                      "--seed=100",
                       f"--gin_bindings=train.data_dir = '{digit_records}'",
                       "--gin_bindings=train.learning_rate = 0.5",
                       f"--output_dir={tmp_path / 'runs'}", f"--package_dir={tmp_path / 'pkg'}",
