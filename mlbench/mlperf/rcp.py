@@ -67,10 +67,12 @@ class Judgement:
     max_epochs: float
 
     def text(self):
-        unit = "samples" if self.mean_epochs > 1e4 else "epochs"
+        unit = "samples" if self.reference_mean > 1e4 else "epochs"
         verdict = "not slower" if not self.slower else "SLOWER than the reference"
+        mean = (f"olympic mean {self.mean_epochs:.6g} {unit} to converge"
+                if self.mean_epochs != float("inf") else "more than one run did not converge")
         return (f"RCP: rcp_checker {'PASSED' if self.passed else 'FAILED'}; {verdict}: "
-                f"olympic mean {self.mean_epochs:.6g} {unit} to converge, reference mean "
+                f"{mean}, reference mean "
                 f"{self.reference_mean:.6g}, accepted {self.min_epochs:.6g} to "
                 f"{self.max_epochs:.6g}")
 
@@ -89,12 +91,11 @@ def judge(results_dir, ruleset, rcp_path):
     message = next((line for line in output.splitlines() if "RCP test" in line), output[-300:])
     passed = "RCP test PASSED" in output and proc.returncode == 0
     batch, epochs, benchmark = rcp_checker.get_submission_epochs(logs, ruleset, False)
-    if epochs is None:  # more than one run did not converge: slower by any measure
-        return Judgement(False, True, message.strip(), float("inf"), float("nan"),
-                         float("nan"), float("nan"))
     reference = checker_for(benchmark, ruleset, rcp_path)._find_rcp(batch, "full_rcps")
     if reference is None:
         raise ValueError(f"{rcp_path!r} has no RCP at batch size {batch}.")
+    if epochs is None:  # more than one run did not converge: slower by any measure
+        epochs = [float("inf")] * len(logs)
     return judge_epochs(epochs, reference, passed, message.strip())
 
 

@@ -177,15 +177,23 @@ def test_the_mirrored_bound_flags_slower_convergence():
     assert rcp.judge_epochs([beyond * 1.01] * 5, reference).slower
     assert not rcp.judge_epochs([beyond * 0.99] * 5, reference).slower
     assert not rcp.judge_epochs([floor * 0.99] * 5, reference).passed
+    # what `judge` makes of a run set with more than one run that never converged
+    never = rcp.judge_epochs([float("inf")] * 5, reference, passed=False)
+    assert never.slower and not never.passed
+    assert never.text() == ("RCP: rcp_checker FAILED; SLOWER than the reference: more than one "
+                            f"run did not converge, reference mean {mean:.6g}, accepted "
+                            f"{floor:.6g} to {beyond:.6g}")
 
 
 @pytest.mark.slow
 def test_deliberately_slowed_runs_are_judged_slower(tmp_path, digit_records):
-    """5 runs at a quarter of the learning rate against the shipped RCP."""
+    """5 runs at a twentieth of the learning rate against the shipped RCP. (A quarter was
+    slower on an AMD EPYC, but not on a Xeon with AMX: 13.7-21.5 epochs, olympic mean 18.28.
+    At a twentieth no run reaches the target in 40 epochs, top-1 0.71-0.77.)"""
     out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
                       "--seed=100",
                       f"--gin_bindings=train.data_dir = '{digit_records}'",
-                      "--gin_bindings=train.learning_rate = 0.5",
+                      "--gin_bindings=train.learning_rate = 0.1",
                       f"--output_dir={tmp_path / 'runs'}", f"--package_dir={tmp_path / 'pkg'}",
                       "--submitter=mlbench_ci", "--system=cpu_2core")
     assert out.returncode in (0, 3), out.stderr[-3000:]
