@@ -314,8 +314,8 @@ def _mlperf_flags(parser):
     parser.add_argument("--check_package", metavar="DIR", help="only check a package: "
                         "package_checker's verdict and the result summarizer's score.")
     add_boolean(parser, "dry_run", "resolve the config (data checked, closed rules, RCP "
-                "coverage), print what would run, and run nothing (bundled data is written "
-                "first if missing).")
+                "coverage), print what would run, and run nothing; missing bundled data is "
+                "planned against a temporary copy, not written.")
     parser.add_argument("--rcp", metavar="FILE", help="judge the runs' convergence against "
                         "this reference convergence point file (rcp_checker --custom_rcps, "
                         "plus the mirrored 'converged slower' bound); exit 3 when slower.")

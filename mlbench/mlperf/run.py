@@ -8,6 +8,7 @@ fresh run directory: MLPerf runs always start from freshly initialised weights.
 import dataclasses
 import os
 import shutil
+import tempfile
 from typing import Optional
 
 from mlbench import config as gin_config
@@ -91,13 +92,26 @@ def _resolved():
     return config, plan_lib.resolve(arguments)
 
 
-def prepare_data(data_dir, kind, **options):
+def _data_to_write(config, arguments):
+    """The data_dir a run would fill with bundled data first, or None."""
+    data_dir = arguments["data_dir"]
+    if config["prepare_data"] and data_dir and not _has_files(data_dir):
+        return data_dir
+    return None
+
+
+def _has_files(data_dir):
+    return os.path.isdir(data_dir) and bool(os.listdir(data_dir))
+
+
+def prepare_data(data_dir, kind, quiet=False, **options):
     """Writes bundled real data as MLPerf-format records into `data_dir` if it is missing."""
-    if os.path.isdir(data_dir) and os.listdir(data_dir):
+    if _has_files(data_dir):
         return
     if kind not in ("imagenet", "bert"):
         raise ValueError(f"`mlperf.prepare_data` kind ({kind!r}) must be 'imagenet' or 'bert'.")
-    print(f"mlperf: writing the bundled {kind} data to {data_dir} (first use)")
+    if not quiet:
+        print(f"mlperf: writing the bundled {kind} data to {data_dir} (first use)")
     partial = data_dir.rstrip("/") + ".partial"  # renamed into place only when complete
     shutil.rmtree(partial, ignore_errors=True)
     if kind == "imagenet":
@@ -110,13 +124,24 @@ def prepare_data(data_dir, kind, **options):
 
 
 def planned(gin_files, gin_bindings=()):
-    """(mlperf settings, RunPlan, division) of a gin config, nothing built or written."""
+    """(mlperf settings, RunPlan, division, the data_dir a run would write first or None)
+    of a gin config, nothing built or written: missing bundled data is written to a
+    temporary folder, planned against and removed."""
     with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
-        config, plan = _resolved()
-        return config, plan, resolve_division(config, plan)
+        config = settings()
+        arguments = plan_lib.train_arguments({}, train_defaults())
+        to_write = _data_to_write(config, arguments)
+        if to_write is None:
+            plan = plan_lib.resolve(arguments)
+        else:
+            with tempfile.TemporaryDirectory(prefix="mlbench_dry_run_") as folder:
+                arguments["data_dir"] = os.path.join(folder, "data")
+                prepare_data(arguments["data_dir"], quiet=True, **config["prepare_data"])
+                plan = plan_lib.resolve(arguments)
+        return config, plan, resolve_division(config, plan), to_write
 
 
-def describe(config, plan, division):
+def describe(config, plan, division, data_to_write=None):
     """What `run_many` would run, and for a closed run how MLCommons' RCPs cover its
     batch size (`mlbench mlperf --dry_run`)."""
     split, cadence = plan.distribution, plan.cadence
@@ -130,6 +155,9 @@ def describe(config, plan, division):
              f"eval examples; at most {cadence.train_steps} steps, eval every "
              f"{cadence.eval_every} (offset {cadence.eval_offset}); target {cadence.target}",
              f"optimizer: {plan.objective.optimizer_hparams}"]
+    if data_to_write:
+        lines.append(f"{data_to_write} is missing: a run writes the bundled "
+                     f"{config['prepare_data']['kind']} data there first")
     if division == "closed":
         coverage = rcp.closed_reference(config["benchmark"], config["ruleset"],
                                         split.global_batch_size)

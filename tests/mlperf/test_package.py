@@ -233,3 +233,17 @@ def test_dry_run_says_what_would_run_and_runs_nothing(tmp_path, digit_records):
     assert ("MLCommons RCP at batch 2048: interpolated between 1632 and 3264"
             in out.stdout)
     assert not (tmp_path / "runs").exists()
+
+
+def test_dry_run_with_missing_bundled_data_writes_nothing(tmp_path):
+    """The CPU-scale files write their data on first use; a dry run plans against a
+    temporary copy and leaves the data folder absent."""
+    data = tmp_path / "digits32"
+    out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--dry_run",
+                      f"--gin_bindings=train.data_dir = '{data}'",
+                      f"--output_dir={tmp_path / 'runs'}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "data: 1438 train / 359 eval examples" in out.stdout
+    assert f"{data} is missing: a run writes the bundled imagenet data there first" in out.stdout
+    assert "writing the bundled" not in out.stdout
+    assert sorted(os.listdir(tmp_path)) == []
