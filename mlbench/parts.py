@@ -51,8 +51,9 @@ def build(plan, log=None):
     task = _task(plan, model)
     split = plan.distribution
     step = TrainStep(split.strategy, model, optimizer, task, split.global_batch_size,
-                     split.gradient_accumulation_steps, plan.numerics.jit_compile, plan.mode,
-                     log, coordinator)
+                     gradient_accumulation_steps=split.gradient_accumulation_steps,
+                     jit_compile=plan.numerics.jit_compile, mode=plan.mode, log=log,
+                     coordinator=coordinator)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     resumed_from = _restore(checkpoint, plan)
     if not resumed_from and plan.directory.init_checkpoint:

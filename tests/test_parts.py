@@ -30,7 +30,7 @@ def test_model_is_built_under_the_plans_policy_and_the_global_policy_is_restored
     assert isinstance(built.optimizer, keras.mixed_precision.LossScaleOptimizer) is loss_scaled
     assert keras.mixed_precision.global_policy().name == "float32"
     assert built.resumed_from is None and built.resumed_from_step is None
-    assert built.step.num_microbatches == 1 and built.step.global_batch_size == 32
+    assert built.step.gradient_accumulation_steps == 1 and built.step.global_batch_size == 32
 
 
 def test_resume_restores_the_latest_checkpoint_and_its_step(tmp_path):

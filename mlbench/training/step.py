@@ -43,7 +43,8 @@ class TrainStep:
       strategy: the tf.distribute strategy the model and optimizer were built under.
       model / optimizer / task: the parts; `task` owns inputs and per-example loss.
       global_batch_size: examples per step over all replicas and micro-batches.
-      num_microbatches: k; the per-replica batch is split k ways.
+      gradient_accumulation_steps: k; the per-replica batch is split into k
+        micro-batches whose float32 gradients are summed before one update.
       jit_compile: compile the per-replica computation with XLA.
       mode: 'train' or 'forward'.
       log: where the XLA fallback message goes (a `logging` call by default).
@@ -53,13 +54,13 @@ class TrainStep:
     """
 
     def __init__(self, strategy, model, optimizer, task, global_batch_size,
-                 num_microbatches=1, jit_compile=False, mode="train", log=None,
+                 gradient_accumulation_steps=1, jit_compile=False, mode="train", log=None,
                  coordinator=None):
         if mode not in ("train", "forward"):
             raise ValueError(f"`mode` ({mode!r}) must be 'train' or 'forward'.")
         self.strategy, self.model, self.optimizer, self.task = strategy, model, optimizer, task
         self.global_batch_size = global_batch_size
-        self.num_microbatches = num_microbatches
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self.loss_scaled = uses_loss_scale(optimizer) if optimizer is not None else False
         self.mode, self.coordinator = mode, coordinator
         self.log = log or logging.getLogger("mlbench").warning
@@ -81,7 +82,7 @@ class TrainStep:
     def _replica_gradients(self, batch):
         variables = self.model.trainable_variables
         grads, total_loss = None, tf.constant(0.0)
-        for micro in split_microbatches(batch, self.num_microbatches):
+        for micro in split_microbatches(batch, self.gradient_accumulation_steps):
             with tf.GradientTape() as tape:
                 outputs = self.model(self.task.inputs(micro), training=True)
                 per_example = self.task.per_example_loss(micro, outputs)
@@ -111,7 +112,7 @@ class TrainStep:
         """Model regularizers, split evenly over replicas and micro-batches."""
         if not self.model.losses:
             return 0.0
-        share = self.strategy.num_replicas_in_sync * self.num_microbatches
+        share = self.strategy.num_replicas_in_sync * self.gradient_accumulation_steps
         return tf.add_n([tf.cast(x, tf.float32) for x in self.model.losses]) / share
 
     def run(self, inputs, num_steps):
