@@ -1,6 +1,8 @@
 """Collates the suite reports of benchmarks/cpu_table.sh into one Markdown table.
 
-    .venv/bin/python benchmarks/cpu_table_summary.py runs/cpu_table
+    .venv/bin/python benchmarks/cpu_table_summary.py runs/cpu_table/<stamp>
+
+(cpu_table.sh writes each of its runs to a new runs/cpu_table/<date_time> folder.)
 """
 import json
 import os

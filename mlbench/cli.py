@@ -15,6 +15,7 @@ import os
 import sys
 
 from mlbench.bench import platforms  # plain records: no TensorFlow
+from mlbench.files import refuse_earlier_results, write_json  # no TensorFlow either
 from mlbench.flag_values import boolean_or_auto, literal, mapping, names
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET = 0, 1, 2, 3
@@ -185,6 +186,7 @@ def _run_benchmark(args):
         return _run_suite(args)
     if not args.model:
         raise ValueError("`--model` (or `--suite`) is required.")
+    refuse_earlier_results(args.output_dir, ("result.json",), "--output_dir")
     from mlbench.bench.bench import benchmark
     given = _given(args, benchmark)
     if args.use_fp16:
@@ -198,7 +200,6 @@ def _run_benchmark(args):
                                 page.page_suite).table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        from mlbench.files import write_json
         write_json(os.path.join(args.output_dir, "result.json"), result.to_dict(), indent=1)
     return EXIT_OK
 
@@ -237,7 +238,6 @@ def _project_flags(parser):
 
 def _run_project(args):
     from mlbench.bench import page, page_validation, projection
-    from mlbench.files import write_json
     if args.validate:
         text, output = page_validation.validation_report(page.page_suite)
         print(text)
@@ -288,7 +288,6 @@ def _compare_flags(parser):
 
 
 def _run_compare(args):
-    from mlbench.files import write_json
     from mlbench.reporting.compare import compare
     result = compare(args.baseline, args.candidate, args.fail_on_regression)
     print(result.table())

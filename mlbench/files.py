@@ -34,3 +34,14 @@ def write_text(path, text):
 def write_json(path, value, indent=2):
     """Writes `value` as JSON to `path` atomically (values JSON cannot hold as strings)."""
     write_text(path, json.dumps(value, indent=indent, default=str))
+
+
+def refuse_earlier_results(directory, names, argument):
+    """Raises before any work if `directory` already holds one of the result files `names`:
+    a measurement is never overwritten by the next one (re-running a command must not wipe
+    what it wrote the first time)."""
+    found = [n for n in names if directory and os.path.exists(os.path.join(directory, n))]
+    if found:
+        raise ValueError(f"`{argument}` ({directory!r}) already holds {', '.join(found)} of "
+                         "an earlier run; mlbench never overwrites a result. Give a new "
+                         "directory (or move the old one away).")

@@ -122,6 +122,13 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
     assert [c["images_per_sec"] for c in shown["cells"]] == pytest.approx(
         [c.images_per_sec for c in again.cells], rel=1e-12)
     assert "projected images/sec on dgx1_v100" in out.stdout
+    # run again into the same folder: exit 2 before any step, the first result kept
+    first = open(tmp_path / "result.json", "rb").read()
+    rerun = run_cli("benchmark", "--model=resnet_tiny", "--num_batches=2", "--num_runs=1",
+                    f"--output_dir={tmp_path}")
+    assert rerun.returncode == 2 and "already holds result.json" in rerun.stderr
+    assert "images/sec" not in rerun.stdout
+    assert open(tmp_path / "result.json", "rb").read() == first
 
 
 def test_benchmark_command_bad_device_count_names_flag():

@@ -105,13 +105,16 @@ def chart(results, models, path):
     return path
 
 
+FILES = ("report.md", "results.json", "chart.png")  # what `write` puts in output_dir
+
+
 def write(output_dir, title, results, models, device_counts, data_kinds, settings,
           reference=None, skipped=(), read_suite=None):
     """Writes report.md, results.json, chart.png and the HTML page (report.html with its
     JSON sidecar) to `output_dir`; returns their paths."""
     os.makedirs(output_dir, exist_ok=True)
     paths = {k: os.path.join(output_dir, f) for k, f in
-             (("markdown", "report.md"), ("json", "results.json"), ("png", "chart.png"))}
+             zip(("markdown", "json", "png"), FILES)}
     write_text(paths["markdown"], markdown(title, results, models, device_counts, data_kinds,
                                            settings, reference, skipped))
     write_json(paths["json"], {"title": title, "settings": settings, "skipped": list(skipped),

@@ -7,6 +7,7 @@ from mlbench.bench import platforms, projection, report
 from mlbench.bench.bench import benchmark
 from mlbench.bench.page import page_suite
 from mlbench.distribute import strategies
+from mlbench.files import refuse_earlier_results
 
 
 def visible_devices():
@@ -37,7 +38,9 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
       (results, paths of the written report files or None).
     """
     results, skipped = [], []
-    if project is not None:  # bad input refused before any benchmark runs
+    # bad input refused before any benchmark runs
+    refuse_earlier_results(output_dir, report.FILES, "output_dir")
+    if project is not None:
         projection.device_counts(project, min(device_counts))
         platforms.get(project_platform)
     strategies.split_cpu(max(device_counts))  # before TF starts: rows need the devices

@@ -107,6 +107,12 @@ def test_suite_report_renders(tmp_path):
     assert all(r["num_devices"] == 1 for r in projected)
     assert "## Projected, not measured (dgx_h100)" in text
     assert text.count("| resnet_tiny | synthetic |") == 3
+    # the same suite again into the same folder: refused before any benchmark, files kept
+    before = {name: open(path, "rb").read() for name, path in paths.items()}
+    with pytest.raises(ValueError, match="already holds report.md, results.json, chart.png "
+                                         "of an earlier run"):
+        suite.run_named("cpu_tiny", output_dir=str(tmp_path), verbose=False)
+    assert {name: open(path, "rb").read() for name, path in paths.items()} == before
 
 
 @pytest.mark.parametrize("kwargs,needle", [
