@@ -148,7 +148,7 @@ def describe(config, plan, division, data_to_write=None):
     lines = [f"benchmark {config['benchmark']} (ruleset {config['ruleset']}), "
              f"{division} division",
              f"model {plan.model.name}; global batch {split.global_batch_size} "
-             f"({split.gradient_accumulation_steps} accumulated micro-batches) on "
+             f"(gradient_accumulation_steps {split.gradient_accumulation_steps}) on "
              f"{split.replicas} replica(s); {plan.numerics.precision}, XLA "
              f"{'on' if plan.numerics.jit_compile else 'off'}",
              f"data: {plan.source.num_train_examples} train / {plan.source.num_eval_examples} "

@@ -229,7 +229,7 @@ def test_dry_run_says_what_would_run_and_runs_nothing(tmp_path, digit_records):
                       f"--output_dir={tmp_path / 'runs'}")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "benchmark resnet (ruleset 4.0.0), closed division" in out.stdout
-    assert "model resnet50; global batch 2048 (1 accumulated micro-batches)" in out.stdout
+    assert "model resnet50; global batch 2048 (gradient_accumulation_steps 1)" in out.stdout
     assert "data: 1438 train / 359 eval examples" in out.stdout
     assert ("MLCommons RCP at batch 2048: interpolated between 1632 and 3264"
             in out.stdout)
