@@ -323,51 +323,32 @@ def _mlperf_flags(parser):
 
 
 def _run_mlperf(args):
-    from mlbench.mlperf import package, rcp
+    from mlbench.mlperf import package, rcp, run
     if args.check_package:
-        return _check_packages(package.package_roots(args.check_package))
+        accepted = run.check_packages(package.package_roots(args.check_package))
+        return EXIT_OK if accepted else EXIT_FAILED
     if not args.gin_file:
         raise ValueError("`--gin_file` is required (or `--check_package=DIR`).")
-    if args.runs < 1:
-        raise ValueError(f"`--runs` ({args.runs}) must be >= 1.")
-    bindings = list(args.gin_bindings)
-    if args.package_dir or args.submitter or args.system:
-        if not (args.package_dir and args.submitter and args.system):
-            raise ValueError("`--package_dir`, `--submitter` and `--system` go together.")
-        package.check_name("submitter", args.submitter)
-        package.check_name("system", args.system)
-        package.check_free(args.package_dir, args.submitter, args.system)
-        bindings += [f"mlperf.org = {args.submitter!r}", f"mlperf.platform = {args.system!r}"]
-    rcp.check_new_rcp_file(args.write_rcp, args.runs)
-    from mlbench.mlperf import run
-    if args.dry_run:
-        print(run.describe(*run.planned(args.gin_file, bindings)))
+    outcome = run.submit(args.gin_file, args.gin_bindings, args.runs, args.seed,
+                         args.output_dir, bool(args.verbose), args.rcp, args.write_rcp,
+                         _submission(args), " ".join(["mlbench", "mlperf"] + sys.argv[2:]),
+                         bool(args.dry_run))
+    if outcome is None:  # a dry run
         return EXIT_OK
-    records, _ = run.run_many(args.gin_file, bindings, args.runs, args.seed, args.output_dir,
-                              verbose=bool(args.verbose), rcp_path=args.rcp)
-    passed = all(r.reached_target and r.checker_passed for r in records)
-    if args.rcp:
-        verdict = run.judgement(args.output_dir)  # run_many has printed its text
-        passed = passed and verdict["passed"] and not verdict["slower"]
-    if args.write_rcp:
-        rcp.write_from_run_set(args.output_dir, args.write_rcp, args.gin_file,
-                               (args.seed, args.seed + args.runs - 1))
-    if args.package_dir:
-        root = package.write(args.output_dir, args.package_dir, args.submitter, args.system,
-                             args.gin_file, " ".join(["mlbench", "mlperf"] + sys.argv[2:]))
-        print(f"wrote the package {root}")
-        passed = _check_packages([root]) == EXIT_OK and passed
-    return EXIT_OK if passed else EXIT_TARGET
+    if outcome.package_accepted is False:
+        return EXIT_FAILED
+    return EXIT_OK if outcome.converged else EXIT_TARGET
 
 
-def _check_packages(roots):
-    from mlbench.mlperf import package
-    accepted = True
-    for root in roots:
-        verdict = package.check(root, package.ruleset_of(root))
-        print(f"{root}: {verdict.text()}")
-        accepted = accepted and verdict.passed
-    return EXIT_OK if accepted else EXIT_FAILED
+def _submission(args):
+    """--package_dir, --submitter and --system, all three or none."""
+    given = (args.package_dir, args.submitter, args.system)
+    if not any(given):
+        return None
+    if not all(given):
+        raise ValueError("`--package_dir`, `--submitter` and `--system` go together.")
+    from mlbench.mlperf.run import Submission
+    return Submission(*given)
 
 
 def _data_flags(parser):

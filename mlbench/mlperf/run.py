@@ -17,7 +17,7 @@ from mlbench import reporting
 from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
-from mlbench.mlperf import checker, rcp, rules, scoring
+from mlbench.mlperf import checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf.settings import settings
 from mlbench.runner import run as run_plan
@@ -190,6 +190,84 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
                  if rcp_path is not None else None)
     _write(output_dir, config, division, plan.numerics.precision, records, score, judgement)
     return records, score
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+    """Where `submit` writes the MLCommons package: `package_dir/<submitter>/...`."""
+    package_dir: str
+    submitter: str
+    system: str
+
+    def check(self):
+        """Refuses bad names and a package folder holding this system's results."""
+        package.check_name("submitter", self.submitter)
+        package.check_name("system", self.system)
+        package.check_free(self.package_dir, self.submitter, self.system)
+
+    def bindings(self):
+        """The logs carry the submitter and system the package names."""
+        return [f"mlperf.org = {self.submitter!r}", f"mlperf.platform = {self.system!r}"]
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What `submit` did: the runs, their score, and the verdicts asked for."""
+    records: list
+    score: scoring.Score
+    rcp: Optional[dict] = None  # the RCP verdict recorded in results.json
+    package_root: Optional[str] = None
+    package_accepted: Optional[bool] = None
+
+    @property
+    def converged(self):
+        """Every run reached its target with a compliant log, and no RCP says slower."""
+        runs_ok = all(r.reached_target and r.checker_passed for r in self.records)
+        return runs_ok and (self.rcp is None or (self.rcp["passed"] and not self.rcp["slower"]))
+
+
+def submit(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf",
+           verbose=False, rcp_path=None, write_rcp=None, submission=None, command=None,
+           dry_run=False):
+    """The whole `mlbench mlperf` flow, callable from a notebook: every argument checked
+    before any run, `run_many`, then an RCP written (`write_rcp`), and the run set
+    packaged and checked by MLCommons' tools (`submission`, a `Submission`).
+
+    With `dry_run`, prints what would run and returns None. `command` is the command line
+    the package's README records (default: this call, described).
+    """
+    if runs < 1:
+        raise ValueError(f"`runs` ({runs}) must be >= 1.")
+    bindings = list(gin_bindings)
+    if submission is not None:
+        submission.check()
+        bindings += submission.bindings()
+    rcp.check_new_rcp_file(write_rcp, runs)
+    if dry_run:
+        print(describe(*planned(gin_files, bindings)))
+        return None
+    records, score = run_many(gin_files, bindings, runs, seed, output_dir, verbose, rcp_path)
+    outcome = Outcome(records, score, judgement(output_dir) if rcp_path else None)
+    if write_rcp:
+        rcp.write_from_run_set(output_dir, write_rcp, gin_files, (seed, seed + runs - 1))
+    if submission is not None:
+        outcome.package_root = package.write(
+            output_dir, submission.package_dir, submission.submitter, submission.system,
+            gin_files, command or f"mlbench.mlperf.run.submit({list(gin_files)!r}, runs={runs})")
+        print(f"wrote the package {outcome.package_root}")
+        outcome.package_accepted = check_packages([outcome.package_root])
+    return outcome
+
+
+def check_packages(roots):
+    """package_checker's verdict and the summarizer's score per package (printed);
+    True when every package was accepted."""
+    accepted = True
+    for root in roots:
+        verdict = package.check(root, package.ruleset_of(root))
+        print(f"{root}: {verdict.text()}")
+        accepted = accepted and verdict.passed
+    return accepted
 
 
 def judgement(output_dir):

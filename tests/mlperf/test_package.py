@@ -102,6 +102,26 @@ def test_bad_package_arguments_are_refused_before_any_run(tmp_path):
     assert not (tmp_path / "runs").exists() and not (tmp_path / "p").exists()
 
 
+def test_submit_from_python_refuses_bad_arguments_before_any_run(tmp_path, monkeypatch):
+    from mlbench.mlperf import run
+
+    def no_runs(*args, **kwargs):
+        raise AssertionError("a run started before the arguments were checked")
+    monkeypatch.setattr(run, "run_many", no_runs)
+    gin_files, runs_dir = ["mlperf/cpu/resnet_digits.gin"], str(tmp_path / "runs")
+    with pytest.raises(ValueError, match=r"`runs` \(0\) must be >= 1"):
+        run.submit(gin_files, runs=0, output_dir=runs_dir)
+    with pytest.raises(ValueError, match="`system` \\('a/b'\\)"):
+        run.submit(gin_files, output_dir=runs_dir,
+                   submission=run.Submission(str(tmp_path / "p"), "org", "a/b"))
+    used = tmp_path / "used"
+    os.makedirs(used / "org" / "results" / "sys" / "resnet")
+    with pytest.raises(ValueError, match="already holds results of org/sys"):
+        run.submit(gin_files, output_dir=runs_dir,
+                   submission=run.Submission(str(used), "org", "sys"))
+    assert sorted(os.listdir(tmp_path)) == ["used"]
+
+
 @pytest.mark.parametrize("gin_file", ["mlperf/resnet50_imagenet.gin",
                                       "mlperf/bert_pretraining.gin"])
 def test_closed_files_have_mlcommons_reference_convergence_at_their_batch(gin_file):
