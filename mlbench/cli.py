@@ -323,7 +323,7 @@ def _mlperf_flags(parser):
 
 
 def _run_mlperf(args):
-    from mlbench.mlperf import package, rcp, run
+    from mlbench.mlperf import package, run
     if args.check_package:
         accepted = run.check_packages(package.package_roots(args.check_package))
         return EXIT_OK if accepted else EXIT_FAILED
