@@ -8,6 +8,8 @@ import tensorflow as tf
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
 
+from mlbench import keras3
+
 OPTIMIZERS = ("sgd", "adam", "adamw", "lars", "lamb")
 SCHEDULES = ("constant", "polynomial", "cosine")
 
@@ -71,8 +73,9 @@ def hyperparameters(name="sgd", learning_rate=0.1, schedule="constant", decay_st
                 epsilon=epsilon, exclude_from_weight_decay=tuple(exclude_from_weight_decay))
 
 
-def from_hyperparameters(h):
-    """The tf_keras optimizer (Model Garden's factory) for a `hyperparameters()` dict."""
+def from_hyperparameters(h, keras=keras3.TF_KERAS):
+    """The optimizer for a `hyperparameters()` dict: tf_keras from Model Garden's factory,
+    or, for a Keras 3 model (`keras='keras3'`), Keras 3's with the same maths and LR."""
     exclude = list(h["exclude_from_weight_decay"]) if h["weight_decay"] else None
     config = {
         "optimizer": {"type": h["name"], h["name"]: _optimizer_params(
@@ -85,7 +88,70 @@ def from_hyperparameters(h):
         kind = "polynomial" if h["name"] == "lars" else "linear"
         config["warmup"] = {"type": kind, kind: {"warmup_steps": h["warmup_steps"]}}
     factory = optimizer_factory.OptimizerFactory(optimization_config.OptimizationConfig(config))
-    return factory.build_optimizer(factory.build_learning_rate())
+    schedule = factory.build_learning_rate()
+    if keras == keras3.KERAS_3:
+        return _keras3_optimizer(h, schedule)
+    return factory.build_optimizer(schedule)
+
+
+# Keras 3 counterparts of Model Garden's optimizers with the same update maths (pinned by
+# tests/test_optimizers.py against Model Garden's on the same gradients). Model Garden's
+# 'adamw' clips gradients to a global norm of 1.0 before its update; so does this one.
+# Keras 3 has no LARS, and its Lamb decays weights outside the trust ratio (Model Garden's
+# LAMB inside it): those are refused rather than silently changing the maths.
+KERAS_3_OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
+
+
+def check_for_keras(h, keras):
+    """Refuses, by name, an update rule Keras 3 cannot reproduce (`hyperparameters()` dict)."""
+    if keras != keras3.KERAS_3:
+        return
+    if h["name"] not in KERAS_3_OPTIMIZERS:
+        raise ValueError(f"`optimizer` ({h['name']!r}) has no Keras 3 counterpart with "
+                         "Model Garden's maths (Keras 3 has no LARS); for a Keras 3 model "
+                         f"use one of {list(KERAS_3_OPTIMIZERS)}, or build the model with "
+                         "tf_keras.")
+    if h["name"] == "lamb" and h["weight_decay"]:
+        raise ValueError(f"`optimizer` 'lamb' with weight_decay ({h['weight_decay']!r}): "
+                         "Keras 3's Lamb applies weight decay outside the layer-wise trust "
+                         "ratio, unlike Model Garden's LAMB (MLPerf's); for a Keras 3 model "
+                         "use weight_decay=0 or 'adamw', or build the model with tf_keras.")
+
+
+def _keras3_optimizer(h, schedule):
+    keras = keras3.loaded()
+    check_for_keras(h, keras3.KERAS_3)
+    lr = _keras3_schedule(schedule) if callable(schedule) else schedule
+    adam = dict(beta_1=h["beta_1"], beta_2=h["beta_2"], epsilon=h["epsilon"])
+    if h["name"] == "sgd":
+        return keras.optimizers.SGD(lr, momentum=h["momentum"])
+    if h["name"] == "adam":
+        return keras.optimizers.Adam(lr, **adam)
+    if h["name"] == "lamb":
+        return keras.optimizers.Lamb(lr, **adam)
+    optimizer = keras.optimizers.AdamW(lr, weight_decay=h["weight_decay"], global_clipnorm=1.0,
+                                       **adam)
+    if h["weight_decay"]:
+        optimizer.exclude_from_weight_decay(var_names=list(h["exclude_from_weight_decay"]))
+    return optimizer
+
+
+def _keras3_schedule(schedule):
+    """Model Garden's schedule (plain TensorFlow maths of the step) as a Keras 3 schedule:
+    the same warm-up and decay, evaluated by the same code, for both generations. The
+    class is made on first use: Keras 3 is imported only by its users."""
+    keras = keras3.loaded()
+
+    class GardenSchedule(keras.optimizers.schedules.LearningRateSchedule):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __call__(self, step):
+            return self.inner(step)
+
+        def get_config(self):
+            return {"inner": self.inner.get_config()}
+    return GardenSchedule(schedule)
 
 
 def current_learning_rate(optimizer):

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 import tensorflow as tf
 import tf_keras as keras
 
-from mlbench import models, optimizers
+from mlbench import keras3, models, optimizers
 from mlbench import precision as precision_lib
 from mlbench.distribute import strategies
 from mlbench.models import own
@@ -24,7 +24,8 @@ class Parts:
     """What a run is made of.
 
     Attributes:
-      model / optimizer / task / step: the tf_keras model, its (loss-scaled) optimizer,
+      model / optimizer / task / step: the Keras model (tf_keras or Keras 3), its
+        (loss-scaled) optimizer of the same generation,
         one replica's maths, and the compiled step.
       checkpoint: a tf.train.Checkpoint of model and optimizer.
       train_inputs: a distributed iterator, or per-replica values on the devices.
@@ -46,6 +47,7 @@ class Parts:
 def build(plan, log=None):
     """Builds every part of `plan`; restores `model_dir`'s latest checkpoint if resuming."""
     keras.utils.set_random_seed(plan.seed)
+    keras3.set_random_seed(plan.seed)
     coordinator = _coordinator(plan)
     model, optimizer = _model_and_optimizer(plan)
     task = _task(plan, model)
@@ -87,7 +89,7 @@ def _build_model(plan):
     if not info.own:
         return models.get(plan.model.name, num_classes=classes, **options)
     model = info.factory(num_classes=classes, **options)
-    return own.check_tf_keras(model, f"`model` ({plan.model.name!r}) returned a value that")
+    return own.check_model(model, f"`model` ({plan.model.name!r}) returned a value that")
 
 
 def _model_and_optimizer(plan):
@@ -95,8 +97,13 @@ def _model_and_optimizer(plan):
     with plan.distribution.strategy.scope():
         with precision_lib.policy_scope(precision):
             model = _build_model(plan)
-        optimizer = optimizers.from_hyperparameters(plan.objective.optimizer_hparams)
+        optimizer = optimizers.from_hyperparameters(plan.objective.optimizer_hparams,
+                                                    keras3.generation(model))
         optimizer = precision_lib.wrap_optimizer(optimizer, precision)
+        if keras3.is_optimizer(optimizer):
+            # Keras 3 makes its slots (and loss scale) in `build`: here, under the
+            # strategy's scope, not on the first step inside the compiled function
+            optimizer.build(model.trainable_variables)
     return model, optimizer
 
 

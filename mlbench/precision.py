@@ -14,6 +14,8 @@ import functools
 import tensorflow as tf
 import tf_keras as keras
 
+from mlbench import keras3
+
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 
 
@@ -86,27 +88,66 @@ def resolve_jit_compile(jit_compile):
 
 @contextlib.contextmanager
 def policy_scope(policy_name):
-    """Sets the tf_keras global policy while models are built, then restores it.
+    """Sets the global dtype policy while models are built, then restores it.
 
     Layers read the global policy when constructed, so model factories must
     run inside this scope; restoring keeps a second `train()` in the same
-    process (or the user's own tf_keras code) unaffected.
+    process (or the user's own Keras code) unaffected. tf_keras and Keras 3 each
+    have their own global policy: both are set (Keras 3's only if it is loaded).
     """
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy_name)
+    previous_keras3 = keras3.set_global_policy(policy_name)
     try:
         yield
     finally:
         keras.mixed_precision.set_global_policy(previous)
+        if previous_keras3 is not None:
+            keras3.set_global_policy(previous_keras3)
 
 
 def wrap_optimizer(optimizer, policy_name, initial_scale=2.0 ** 15):
-    """Wraps the optimizer in a dynamic loss scale for float16; bf16 needs none."""
-    if policy_name == "mixed_float16":
-        return keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=True,
-                                                        initial_scale=initial_scale)
-    return optimizer
+    """Wraps the optimizer in a dynamic loss scale for float16 (its own generation's
+    LossScaleOptimizer); bf16 needs none."""
+    if policy_name != "mixed_float16":
+        return optimizer
+    if keras3.is_optimizer(optimizer):
+        return keras3.loaded().optimizers.LossScaleOptimizer(optimizer,
+                                                              initial_scale=initial_scale)
+    return keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=True,
+                                                    initial_scale=initial_scale)
 
 
 def uses_loss_scale(optimizer):
-    return isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer)
+    return isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer) or (
+        keras3.is_optimizer(optimizer) and
+        isinstance(optimizer, keras3.loaded().optimizers.LossScaleOptimizer))
+
+
+def scaled_loss(optimizer, loss):
+    """The loss times the dynamic scale (float16), for the tape."""
+    if keras3.is_optimizer(optimizer):
+        return optimizer.scale_loss(loss)
+    return optimizer.get_scaled_loss(loss)
+
+
+def unscaled_gradients(optimizer, gradients):
+    """tf_keras gradients of the scaled loss, divided by the scale. Keras 3's
+    LossScaleOptimizer divides in `apply_gradients` itself, so they stay scaled."""
+    if keras3.is_optimizer(optimizer):
+        return gradients
+    return optimizer.get_unscaled_gradients(gradients)
+
+
+def loss_scale(optimizer):
+    """The current dynamic loss scale (a tensor) of a loss-scaled optimizer."""
+    if keras3.is_optimizer(optimizer):
+        return tf.convert_to_tensor(optimizer.dynamic_scale)
+    return optimizer.loss_scale
+
+
+def counts_skipped_steps(optimizer):
+    """tf_keras' LossScaleOptimizer counts a skipped update in `iterations`; Keras 3's does
+    not, so the step adds it (one step = one update attempt for both generations: the LR
+    schedule, checkpoints and the data read stay in one unit)."""
+    return not keras3.is_optimizer(optimizer)

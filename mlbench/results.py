@@ -2,6 +2,7 @@
 import dataclasses
 from typing import Any, Dict, List, Optional
 
+from mlbench import keras3
 from mlbench.files import write_json
 
 
@@ -10,7 +11,7 @@ class TrainResult:
     """The outcome of `mlbench.train`.
 
     Attributes:
-      model: the trained tf_keras model.
+      model: the trained Keras model (tf_keras or Keras 3, as given).
       final_metrics: metrics of the last eval.
       reached_target: whether an eval met every `target` metric.
       time_to_quality_s: run start → the first eval at target (None if not reached, or if
@@ -61,10 +62,14 @@ class TrainResult:
         return d
 
     def export(self, path):
-        """Writes the model as a tf_keras SavedModel: `tf.saved_model.load(path)` serves
-        it (signature 'serving_default') and `tf_keras.models.load_model(path)` rebuilds
-        the tf_keras model."""
-        self.model.save(path, save_format="tf", include_optimizer=False)
+        """Writes the model as a SavedModel that `tf.saved_model.load(path)` serves
+        (signature 'serving_default'). A tf_keras model's also rebuilds with
+        `tf_keras.models.load_model(path)`; a Keras 3 model's is Keras 3's own export
+        (`Model.export`: inference only; keep `model.save("x.keras")` to rebuild it)."""
+        if keras3.is_model(self.model):
+            self.model.export(path, format="tf_saved_model", verbose=False)
+        else:
+            self.model.save(path, save_format="tf", include_optimizer=False)
         return path
 
     @classmethod

@@ -52,17 +52,20 @@ for _size, (_layers, _hidden) in bert.BERT_SIZES.items():
 
 def resolve(model):
     """The ModelInfo of what `train(model=...)` was given: a registered name, a
-    zero-argument function returning a tf_keras.Model, or a tf_keras.Model."""
+    zero-argument function returning a Keras model (tf_keras or Keras 3), or a built one."""
     if is_own(model):
         from mlbench.models import own
         return own.describe(model)
     model_info = info(model)
-    if model_info.own and model_info.input_shape is None:  # registered without a shape
-        from mlbench.models import own
-        described = own.describe(lambda: model_info.factory(), name=model_info.name)
-        return dataclasses.replace(described, factory=model_info.factory,
-                                   gflops=model_info.gflops)
-    return model_info
+    if not model_info.own:
+        return model_info
+    # registered by the user: a graph build tells its Keras generation (and its shape)
+    from mlbench.models import own
+    described = own.describe(lambda: model_info.factory(), name=model_info.name)
+    if model_info.input_shape is not None:
+        return dataclasses.replace(model_info, keras=described.keras)
+    return dataclasses.replace(described, factory=model_info.factory,
+                               gflops=model_info.gflops)
 
 
 def flops_of(model_info, model=None):

@@ -1,4 +1,7 @@
-"""Your own model: a zero-argument function building a tf_keras.Model, or a built one.
+"""Your own model: a zero-argument function building a Keras model, or a built one.
+
+Either Keras generation: tf_keras (`import tf_keras`) or Keras 3 with the TensorFlow
+backend (`import keras`, or `tf.keras` since TF 2.16); `mlbench.keras3` tells them apart.
 
 `describe(model)` turns what the user passed into a ModelInfo without keeping a
 model: a function is called once inside a throw-away graph (no eager variables,
@@ -11,6 +14,7 @@ from typing import Any, Optional, Tuple
 import tensorflow as tf
 import tf_keras as keras
 
+from mlbench import keras3
 from mlbench.models.registry import ModelInfo
 from mlbench.reprs import short
 
@@ -18,40 +22,38 @@ SOURCE = "your own model"
 
 
 def is_own(model):
-    """True for what `describe` takes: a function or a tf_keras.Model (not a name)."""
-    return not isinstance(model, str) and (callable(model) or is_keras_3(model))
+    """True for what `describe` takes: a function or a Keras model (not a name)."""
+    return not isinstance(model, str) and (callable(model) or is_keras_model(model))
 
 
-def is_keras_3(model):
-    module = type(model).__module__
-    return module.startswith("keras") and not module.startswith("tf_keras")
+def is_keras_model(value):
+    return isinstance(value, keras.Model) or keras3.is_model(value)
 
 
-def check_tf_keras(value, what):
-    """A Keras 3 model (or anything else) where a tf_keras.Model is expected is named."""
+def check_model(value, what):
+    """`value` is a model mlbench can train (tf_keras, or Keras 3 on TensorFlow)."""
     if isinstance(value, keras.Model):
         return value
-    if is_keras_3(value):
-        raise ValueError(f"{what} ({short(value)}) is a Keras 3 model (`import keras`); "
-                         "mlbench trains tf_keras models: build it with "
-                         "`import tf_keras as keras`.")
-    raise ValueError(f"{what} ({short(value)}) is not a tf_keras.Model; expected a function "
-                     "returning one, a tf_keras.Model, or a name from "
-                     "mlbench.models.list_models().")
+    if keras3.is_model(value):
+        keras3.check_backend(what)
+        return value
+    raise ValueError(f"{what} ({short(value)}) is not a Keras model; expected a function "
+                     "returning one (tf_keras or Keras 3), a built keras.Model, or a name "
+                     "from mlbench.models.list_models().")
 
 
 def describe(model, name=None):
     """The ModelInfo of a user's function or model instance (see the module docstring)."""
-    if isinstance(model, keras.Model) or is_keras_3(model):
-        check_tf_keras(model, "`model`")
+    if is_keras_model(model):
+        check_model(model, "`model`")
         return _info(name or model.name, lambda **_: model, model, instance=True)
     with tf.Graph().as_default():
         try:
             built = model()
         except TypeError as e:
             raise ValueError(f"`model` ({short(model)}) must be callable with no arguments "
-                             f"and return a tf_keras.Model: {e}") from e
-        check_tf_keras(built, f"`model` ({short(model)}) returned a value that")
+                             f"and return a Keras model: {e}") from e
+        check_model(built, f"`model` ({short(model)}) returned a value that")
         return _info(name or getattr(model, "__name__", built.name),
                      lambda **_: model(), built, instance=False)
 
@@ -60,7 +62,8 @@ def _info(name, factory, built, instance):
     return ModelInfo(name=name, factory=factory, input_shape=input_shape_of(built),
                      kind=kind_of(input_shape_of(built)), source=SOURCE, own=True,
                      instance=built if instance else None,
-                     output_width=output_width_of(built), policy=built.dtype_policy.name)
+                     output_width=output_width_of(built), policy=built.dtype_policy.name,
+                     keras=keras3.generation(built))
 
 
 def input_shape_of(model) -> Optional[Tuple[int, ...]]:
@@ -89,8 +92,9 @@ def ends_in_probabilities(model):
     if not getattr(model, "layers", None):
         return False
     last = model.layers[-1]
-    return (isinstance(last, keras.layers.Softmax) or getattr(last, "activation", None) in
-            (keras.activations.softmax, keras.activations.sigmoid))
+    # by name: the same test holds for tf_keras and Keras 3 layers and activations
+    activation = getattr(getattr(last, "activation", None), "__name__", None)
+    return type(last).__name__ == "Softmax" or activation in ("softmax", "sigmoid")
 
 
 def kind_of(input_shape: Any):

@@ -26,6 +26,8 @@ class ModelInfo:
       instance: the tf_keras.Model itself when one was passed (used as is, one device).
       output_width: the model's last output dimension, when known.
       policy: the dtype policy an instance was built under.
+      keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.keras3`): its
+        optimizer, dtype policy and loss scaling are that generation's.
     """
     name: str
     factory: Callable
@@ -38,6 +40,7 @@ class ModelInfo:
     instance: Any = None
     output_width: Optional[int] = None
     policy: Optional[str] = None
+    keras: str = "tf_keras"
 
 
 _REGISTRY = {}

@@ -52,6 +52,9 @@ def resolve(arguments):
     steps, every, offset = _lengths(a, source)
     checks.check_target(a["target"], source,
                         task_lib.produced_metrics(info, a["loss"], a["metrics"]))
+    optimizer_hparams = _optimizer_hparams(a["optimizer"], a["learning_rate"],
+                                           a["optimizer_options"], steps)
+    optimizers.check_for_keras(optimizer_hparams, info.keras)
     return RunPlan(
         mode="train", model=model, source=source,
         distribution=resolvers.distribution(info, strategy, a["global_batch_size"],
@@ -61,10 +64,8 @@ def resolve(arguments):
                         a["target"]),
         directory=RunDirectory(a["model_dir"], a["resume"], a["init_checkpoint"],
                                a["trace_dir"]),
-        objective=Objective(a["optimizer"],
-                            _optimizer_hparams(a["optimizer"], a["learning_rate"],
-                                               a["optimizer_options"], steps),
-                            a["label_smoothing"], a["loss"], a["metrics"]),
+        objective=Objective(a["optimizer"], optimizer_hparams, a["label_smoothing"],
+                            a["loss"], a["metrics"]),
         seed=a["seed"], warmup=a["warmup"], verbose=a["verbose"],
         arguments={k: recordable(v) for k, v in a.items() if k != "hooks"})
 

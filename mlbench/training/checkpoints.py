@@ -30,7 +30,7 @@ def manager(checkpoint, model_dir):
 
 def all_finite(variables):
     """True when every floating-point variable holds only finite values."""
-    state = [v for v in variables if v.dtype.is_floating]
+    state = [v for v in variables if tf.as_dtype(v.dtype).is_floating]  # Keras 3: a str
     return bool(tf.reduce_all([tf.reduce_all(tf.math.is_finite(v)) for v in state]))
 
 

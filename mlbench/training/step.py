@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional
 import tensorflow as tf
 
 from mlbench.optimizers import current_learning_rate, optimizer_variables
-from mlbench.precision import uses_loss_scale
+from mlbench import precision
 
 
 def split_microbatches(batch, k):
@@ -61,7 +61,7 @@ class TrainStep:
         self.strategy, self.model, self.optimizer, self.task = strategy, model, optimizer, task
         self.global_batch_size = global_batch_size
         self.gradient_accumulation_steps = gradient_accumulation_steps
-        self.loss_scaled = uses_loss_scale(optimizer) if optimizer is not None else False
+        self.loss_scaled = precision.uses_loss_scale(optimizer) if optimizer is not None else False
         self.mode, self.coordinator = mode, coordinator
         self.log = log or logging.getLogger("mlbench").warning
         self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
@@ -89,10 +89,11 @@ class TrainStep:
                 loss = tf.nn.compute_average_loss(per_example,
                                                   global_batch_size=self.global_batch_size)
                 loss = loss + self._regularization_loss()
-                scaled = self.optimizer.get_scaled_loss(loss) if self.loss_scaled else loss
+                scaled = precision.scaled_loss(self.optimizer, loss) if self.loss_scaled \
+                    else loss
             g = tape.gradient(scaled, variables)
             if self.loss_scaled:
-                g = self.optimizer.get_unscaled_gradients(g)
+                g = precision.unscaled_gradients(self.optimizer, g)
             # None = a variable this loss does not reach (e.g. BERT's pooler
             # when the next-sentence head reads the [CLS] token): zero gradient.
             g = [tf.zeros_like(v) if b is None else tf.cast(b, tf.float32)
@@ -170,11 +171,14 @@ class TrainStep:
         skipped = tf.constant(0, tf.int64)
         for _ in tf.range(num_steps):
             batch = next(inputs) if hasattr(inputs, "get_next") else inputs
-            scale_before = self.optimizer.loss_scale if self.loss_scaled else 0.0
+            scale_before = precision.loss_scale(self.optimizer) if self.loss_scaled else 0.0
             per_replica = self.strategy.run(self._replica_step, args=(batch,))
             total_loss += self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
             if self.loss_scaled:  # a dynamic scale drops only when it skipped the step
-                skipped += tf.cast(self.optimizer.loss_scale < scale_before, tf.int64)
+                dropped = tf.cast(precision.loss_scale(self.optimizer) < scale_before, tf.int64)
+                skipped += dropped
+                if not precision.counts_skipped_steps(self.optimizer):
+                    self.optimizer.iterations.assign_add(dropped)
         return total_loss / tf.cast(num_steps, tf.float32), skipped
 
     def _replica_eval_fn(self, batch):
@@ -240,7 +244,7 @@ class TrainStep:
 
     def _loss_scale(self):
         """The dynamic loss scale (float16), else None."""
-        return float(self.optimizer.loss_scale) if self.loss_scaled else None
+        return float(precision.loss_scale(self.optimizer)) if self.loss_scaled else None
 
     def reset_counter(self):
         """Forgets the steps run so far (warm-up steps are not the run's)."""

@@ -6,6 +6,8 @@ are the global-batch mean and k micro-batches equal one batch of k·b.
 """
 import tensorflow as tf
 
+from mlbench import keras3
+
 
 class ClassificationTask:
     """Images (or vectors) → logits; metric top-1 accuracy."""
@@ -114,7 +116,7 @@ def for_model(model_info, num_classes, label_smoothing=0.0, loss=None, metrics=N
     return ClassificationTask(num_classes, label_smoothing)
 
 
-# --- your own model: a tf_keras loss and tf_keras metrics ---------------------------
+# --- your own model: a loss and metrics (names, or objects of either Keras generation) ---
 
 SPARSE_CE = "sparse_categorical_crossentropy"
 _FROM_LOGITS_LOSSES = (SPARSE_CE, "categorical_crossentropy", "binary_crossentropy")
@@ -233,6 +235,8 @@ def _per_example_loss(loss, probabilities):
     import tf_keras as keras
     if isinstance(loss, keras.losses.Loss):  # a fresh copy that does not reduce
         return type(loss).from_config({**loss.get_config(), "reduction": "none"})
+    if keras3.is_loss(loss):  # Keras 3 says "no reduction" with None
+        return type(loss).from_config({**loss.get_config(), "reduction": None})
     if isinstance(loss, str):
         function = keras.losses.get(loss)
         if loss in _FROM_LOGITS_LOSSES:
@@ -246,8 +250,8 @@ def _metric(spec, sparse, loss, probabilities):
     import tf_keras as keras
     name = _metric_name(spec)
     if not isinstance(spec, str):
-        if isinstance(spec, keras.metrics.Metric):  # a copy whose variables this scope owns
-            return type(spec).from_config(spec.get_config())
+        if isinstance(spec, keras.metrics.Metric) or keras3.is_metric(spec):
+            return type(spec).from_config(spec.get_config())  # variables this scope owns
         return keras.metrics.MeanMetricWrapper(spec, name=name)
     if name in ("accuracy", "top1"):
         if sparse:

@@ -41,17 +41,18 @@ def make_warmup(strategy, step, train_inputs, make_eval_dataset, per_replica_bat
             inputs = _fake_iterator(strategy, train_inputs.element_spec, per_replica_batch)
         else:
             inputs = train_inputs  # synthetic data already on the devices
-        saved = {v.ref(): v.numpy() for v in step.state_variables()}
+        # keyed by identity: Keras 3 variables have no `ref()`; the list keeps them alive
+        saved = {id(v): v.numpy() for v in step.state_variables()}
         step.run(inputs, 1)  # the only way into compiled code (XLA fallback)
         if make_eval_dataset is not None:
             eval_spec = make_eval_dataset().element_spec
             step.warm_up_eval(next(_fake_iterator(strategy, eval_spec, per_replica_batch)))
         step.reset_counter()
-        model_weights = {w.ref() for w in step.model.variables}
+        model_weights = {id(w) for w in step.model.variables}
         for v in step.state_variables():
-            if v.ref() in saved:
-                v.assign(saved[v.ref()])
-            elif v.ref() in model_weights:
+            if id(v) in saved:
+                v.assign(saved[id(v)])
+            elif id(v) in model_weights:
                 raise RuntimeError(f"model variable {v.name} was created by the warm-up's "
                                    "training step (an inference call does not create it), "
                                    "so its initial value cannot be put back: create it in "
