@@ -1,7 +1,7 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
 Public surface: `train`, `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
-`BenchmarkResult`, `RunInterrupted`.
+`BenchmarkResult`, `RunInterrupted`, `Callback`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
 
 The names load on first use (PEP 562), so `import mlbench` and `mlbench --help` do not
@@ -27,6 +27,7 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "TrainResult": ("mlbench.results", "TrainResult"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
+           "Callback": ("mlbench.training.callbacks", "Callback"),
            "report": ("mlbench.reporting", "report"),
            "compare": ("mlbench.reporting.compare", "compare"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
@@ -54,4 +55,5 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401
+    from mlbench.training.callbacks import Callback  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

@@ -13,7 +13,6 @@ from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.results import TrainResult
 from mlbench.runner import run
-from mlbench.training.loop import Hooks
 
 
 def _keyword_entry_point(run):
@@ -44,7 +43,7 @@ def _run_train(explicit):
         if cluster.server_role():  # a ps or worker task of a parameter-server cluster
             cluster.serve()  # serves until the launcher (or the scheduler) stops it
         plan = plan_lib.resolve(arguments)
-        return run(plan, arguments["hooks"])
+        return run(plan, arguments["callbacks"])
 
 
 @_keyword_entry_point(_run_train)
@@ -64,7 +63,7 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           data_options: Optional[Dict[str, Any]] = None, label_smoothing: float = 0.0,
           loss: Any = None, metrics: Optional[Sequence[Any]] = None,
           checkpoint_every: int = 0, eval_offset_epochs: float = 0, warmup: bool = False,
-          init_checkpoint: Optional[str] = None, hooks: Optional[Hooks] = None,
+          init_checkpoint: Optional[str] = None, callbacks: Optional[Sequence[Any]] = None,
           verbose: bool = True, trace_dir: Optional[str] = None) -> TrainResult:
     """Trains `model` on `data` with the mlbench loop and returns a TrainResult.
 
@@ -76,8 +75,9 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
       gin_files: gin files (searched as given, then among the gin files shipped with mlbench).
       gin_bindings: extra bindings such as "train.train_steps = 100".
       model: a name from `mlbench.models.list_models()`, your own zero-argument function
-        returning a tf_keras.Model (built under the strategy's scope and the precision
-        policy), or a tf_keras.Model (one device, the policy it was built under).
+        returning a Keras model, tf_keras or Keras 3 (`import keras`, TensorFlow backend),
+        built under the strategy's scope and the precision policy, or a built model (one
+        device, the policy it was built under).
       data: a name from `mlbench.data.names()`, a DataSource, or your own data: `(x, y)`
         arrays, an unbatched tf.data.Dataset of `(features, labels)`, or
         `{"train": ..., "eval": ...}` of either. Images of another shape are adapted to a
@@ -109,11 +109,11 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
       optimizer / learning_rate / optimizer_options: see `mlbench.optimizers.hyperparameters`.
       model_options / data_dir / data_options: passed to the model factory / data source.
       label_smoothing: for classification losses.
-      loss: your own model's loss: a tf_keras loss name ('mse', 'binary_crossentropy'), a
-        tf_keras.losses.Loss, or a function (labels, outputs) -> per-example losses
+      loss: your own model's loss: a Keras loss name ('mse', 'binary_crossentropy'), a
+        Loss object (tf_keras or Keras 3), or a function (labels, outputs) -> per-example losses
         (default: sparse cross-entropy on integer labels; from probabilities when the
         model ends in a softmax).
-      metrics: tf_keras metric names or objects ('accuracy', 'top5', 'auc',
+      metrics: Keras metric names or objects, tf_keras or Keras 3 ('accuracy', 'top5', 'auc',
         'mean_absolute_error'), reported under their names beside 'eval_loss'
         (default for your own classifier: ['accuracy']; built-in models: 'top1').
       checkpoint_every: steps between checkpoints (default: at each eval and the end).
@@ -122,7 +122,11 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         initial state (compile time stays out of `time_to_quality_s`).
       init_checkpoint: weights to start from when `model_dir` has no checkpoint yet (a
         Model Garden BERT pretrainer checkpoint, or an mlbench one).
-      hooks: a `mlbench.training.loop.Hooks` receiving run events (MLPerf logging).
+      callbacks: Keras callbacks (Keras 3 or tf_keras: EarlyStopping, ModelCheckpoint,
+        CSVLogger, LambdaCallback...) and `mlbench.Callback`s. Keras ones get `fit`'s
+        events, an epoch being one eval period (its logs: loss, learning_rate, val_loss,
+        val_<metric>, and the metrics under mlbench's names); `model.stop_training = True`
+        stops the run after the current block (checkpointed; status 'stopped').
       verbose: print progress lines; False prints nothing.
       trace_dir: a TensorBoard profile of one block goes here; its breakdown is printed.
         It is the time per op category (`mlbench.training.profile.summarize`), shown

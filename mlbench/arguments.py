@@ -44,7 +44,7 @@ class TrainArguments:
     eval_offset_epochs: float = 0
     warmup: bool = False
     init_checkpoint: Optional[str] = None
-    hooks: Any = None
+    callbacks: Optional[Sequence[Any]] = None
     verbose: bool = True
     trace_dir: Optional[str] = None
 

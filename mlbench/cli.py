@@ -23,7 +23,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
 EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usage or bad "
               "input, 3 target not reached, 130/143 interrupted by SIGINT/SIGTERM "
               "(checkpoint saved: the same command resumes)")
-NOT_FLAGS = ("gin_files", "gin_bindings", "hooks", "eval_data")  # not from a shell
+NOT_FLAGS = ("gin_files", "gin_bindings", "callbacks", "eval_data")  # not from a shell
 
 
 def _quiet_tensorflow():

@@ -28,7 +28,11 @@ class TrainResult:
       skipped_steps: steps skipped by fp16 dynamic loss scaling.
       run_seconds: wall time of the training loop.
       optimizer: the optimizer (with its loss-scale wrapper under float16).
-      status: 'finished', or 'interrupted' (SIGINT/SIGTERM: checkpointed, resumable).
+      status: 'finished'; 'stopped' (a callback set `model.stop_training` before the end
+        and the target, if any, was not reached: checkpointed, and a re-run with the same
+        length reports this result); or 'interrupted' (SIGINT/SIGTERM: checkpointed,
+        resumable).
+      planned_steps: the run's length in steps as asked (`steps` may be fewer).
       loaded_from: the model_dir whose stored result this is, when the run had already
         finished there (nothing was trained or rewritten); None for a run that trained.
     """
@@ -50,6 +54,7 @@ class TrainResult:
     resumed_from_step: Optional[int] = None
     status: str = "finished"
     loaded_from: Optional[str] = None
+    planned_steps: Optional[int] = None
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"
@@ -60,6 +65,15 @@ class TrainResult:
         for key in ("model", "optimizer"):
             d.pop(key)
         return d
+
+    @property
+    def keras_history(self):
+        """`history` in Keras' `History.history` shape, one entry per epoch (an epoch is
+        one eval period): {'loss': [...], 'learning_rate': [...], 'val_loss': [...],
+        'val_<metric>': [...], and the metrics under mlbench's names}, the logs Keras
+        callbacks received at each epoch's end."""
+        from mlbench.training.callbacks import keras_history
+        return keras_history(self.history)
 
     def export(self, path):
         """Writes the model as a SavedModel that `tf.saved_model.load(path)` serves

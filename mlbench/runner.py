@@ -1,4 +1,4 @@
-"""`run(plan, hooks) -> TrainResult`: a resolved plan's parts driven by the Loop.
+"""`run(plan, callbacks) -> TrainResult`: a resolved plan's parts driven by the Loop.
 
 The path every training run takes after `mlbench.plan.resolve` (`train`,
 `mlbench mlperf`): build the parts, say if it resumed, run the loop, record
@@ -21,7 +21,8 @@ from mlbench.parts import build
 from mlbench.results import TrainResult
 from mlbench.training.checkpoints import latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
-from mlbench.training.loop import Hooks, Loop, LoopConfig, target_met
+from mlbench.training import callbacks as callbacks_lib
+from mlbench.training.loop import Loop, LoopConfig, target_met
 from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
 
@@ -66,7 +67,7 @@ def writable_model_dir(model_dir):
     return model_dir
 
 
-def run(plan, hooks=None):
+def run(plan, callbacks=None):
     """Runs a resolved plan to its TrainResult (the `train` path after `resolve`).
 
     A run that already finished in `model_dir` is reported from its result.json (left
@@ -78,10 +79,10 @@ def run(plan, hooks=None):
     progress = (Progress(plan.cadence.train_steps, plan.distribution.global_batch_size)
                 if plan.verbose else None)
     with progress or contextlib.nullcontext():  # closed however the run ends
-        return _run(plan, hooks, progress)
+        return _run(plan, callbacks, progress)
 
 
-def _run(plan, hooks, progress):
+def _run(plan, callbacks, progress):
     log = progress.write if progress else None
     model_dir = writable_model_dir(plan.directory.model_dir)
     with _causes_named(plan):  # building places variables on a ps that may already be gone
@@ -93,11 +94,13 @@ def _run(plan, hooks, progress):
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
     config = _loop_config(plan, parts, model_dir, log)
     config.progress = progress
+    listeners = callbacks_lib.for_run(callbacks)
+    listeners.set_model(parts.model)
     loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
-                hooks or Hooks())
+                listeners)
     gin_config.write(model_dir)
     write_hparams(model_dir, plan)
-    loop.hooks.on_configured(configured_info(plan))
+    loop.callbacks.on_configured(configured_info(plan))
     with _causes_named(plan):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
@@ -126,6 +129,8 @@ def finished(stored, plan):
     met the target asked for now."""
     if stored.get("status") == "interrupted":
         return False
+    if stored.get("status") == "stopped":  # by a callback: finished for the same length
+        return plan.cadence.train_steps <= stored.get("planned_steps", stored["steps"])
     return stored["steps"] >= plan.cadence.train_steps or bool(
         stored.get("reached_target") and target_met(stored.get("final_metrics", {}),
                                                     plan.cadence.target))
@@ -137,7 +142,8 @@ def _report_stored(stored, parts, plan):
                                       loaded_from=plan.directory.model_dir,
                                       resumed_from_step=stored["steps"])
     if plan.verbose:
-        print(f"the run in {plan.directory.model_dir} already finished at step "
+        print(f"the run in {plan.directory.model_dir} already "
+              f"{'stopped' if stored.get('status') == 'stopped' else 'finished'} at step "
               f"{stored['steps']}: "
               "reporting its result.json (unchanged); give more train_steps to continue "
               "it, or a new model_dir for a new run")
@@ -202,10 +208,10 @@ def write_hparams(model_dir, plan):
 
 
 def configured_info(plan):
-    """What hooks (the MLPerf logger) learn before the run starts."""
+    """What callbacks (the MLPerf logger, Keras callbacks) learn before the run starts."""
     return dict(global_batch_size=plan.distribution.global_batch_size,
                 gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
-                train_steps=plan.cadence.train_steps,
+                train_steps=plan.cadence.train_steps, eval_every=plan.cadence.eval_every,
                 num_train_examples=plan.source.num_train_examples,
                 num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
                 optimizer=plan.objective.optimizer_hparams, model=plan.model.name,
@@ -225,12 +231,18 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):
         history=list(earlier_history) + outcome.history, config=plan.arguments, ran=ran,
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
-        status="finished" if outcome.interrupted is None else "interrupted")
+        status=_status(outcome), planned_steps=plan.cadence.train_steps)
     if model_dir:
         result.to_json(os.path.join(model_dir, "result.json"))
     if plan.verbose and outcome.interrupted is None:
         print(format_summary(result))
     return result
+
+
+def _status(outcome):
+    if outcome.interrupted is not None:
+        return "interrupted"
+    return "stopped" if outcome.stopped and not outcome.reached_target else "finished"
 
 
 def format_summary(result):

@@ -7,10 +7,10 @@ these hooks read the clock at block start and stop.
 import time
 
 from mlbench.bench import stats
-from mlbench.training.loop import Hooks
+from mlbench.training.callbacks import Callback
 
 
-class StepTimer(Hooks):
+class StepTimer(Callback):
     """Durations of every block (= step) since the last `reset`; prints the page's lines.
 
     Args:
@@ -34,7 +34,7 @@ class StepTimer(Hooks):
         if len(self.durations) == self.num_warmup:
             self._first_timed = self._start
 
-    def on_block_stop(self, step):
+    def on_block_stop(self, step, logs=None):
         self._last_stop = self.clock()
         self.durations.append(self._last_stop - self._start)
         timed = self.timed()

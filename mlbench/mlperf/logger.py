@@ -10,7 +10,7 @@ import logging
 from mlperf_logging.mllog import mllog
 from mlperf_logging.mllog import constants as c
 
-from mlbench.training.loop import Hooks
+from mlbench.training.callbacks import Callback
 
 METRIC = {"resnet": "top1", "bert": "masked_lm_accuracy"}
 
@@ -28,8 +28,8 @@ def _file_logger(path):
     return logger
 
 
-class MLPerfLogger(Hooks):
-    """Hooks that write an MLPerf log for `benchmark` ('resnet' or 'bert')."""
+class MLPerfLogger(Callback):
+    """Callbacks that write an MLPerf log for `benchmark` ('resnet' or 'bert')."""
 
     def __init__(self, path, benchmark, division="open", org="mlbench", platform="unknown",
                  status="research", is_chief=True):

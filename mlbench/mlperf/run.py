@@ -73,7 +73,7 @@ def run_once(plan, config, division, seed, run_dir, verbose=False):
                                     resume=False)
     plan_for_run = dataclasses.replace(plan, seed=seed, warmup=True, directory=directory,
                                        verbose=verbose)
-    result = run_plan(plan_for_run, hooks=logger)
+    result = run_plan(plan_for_run, callbacks=[logger])
     verdict = checker.check(log_path, config["benchmark"], config["ruleset"])
     # MLCommons' time to train: the log's run_start → run_stop, as the summarizer reads it
     minutes = (scoring.log_minutes(log_path, config["ruleset"])

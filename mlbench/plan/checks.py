@@ -9,6 +9,7 @@ from mlbench import models, optimizers
 from mlbench import precision as precision_lib
 from mlbench.distribute import cluster, strategies
 from mlbench.reprs import short
+from mlbench.training import callbacks as callbacks_lib
 from mlbench.training import task as task_lib
 from mlbench.training.checkpoints import latest_checkpoint
 
@@ -21,6 +22,7 @@ def check_scalars(a):
         models.info(a["model"])
     data_lib.check_name(a["data"])
     task_lib.check_metrics(a["loss"], a["metrics"])
+    callbacks_lib.check_callbacks(a["callbacks"])
     if a["label_smoothing"] and not task_lib.classifies(a["loss"]):
         raise ValueError(f"`label_smoothing` ({a['label_smoothing']!r}) is for the default "
                          f"classification loss, not `loss` ({short(a['loss'])}).")

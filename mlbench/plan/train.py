@@ -67,7 +67,8 @@ def resolve(arguments):
         objective=Objective(a["optimizer"], optimizer_hparams, a["label_smoothing"],
                             a["loss"], a["metrics"]),
         seed=a["seed"], warmup=a["warmup"], verbose=a["verbose"],
-        arguments={k: recordable(v) for k, v in a.items() if k != "hooks"})
+        arguments=dict({k: recordable(v) for k, v in a.items() if k != "callbacks"},
+                       callbacks=[type(c).__name__ for c in a["callbacks"] or ()]))
 
 
 def _lengths(a, source):

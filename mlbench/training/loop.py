@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional
 import tensorflow as tf
 
 from mlbench.training import checkpoints
+from mlbench.training.callbacks import Callback, CallbackList
 from mlbench.training.interrupt import StopRequests
 from mlbench.training.profile import Profile
 
@@ -87,18 +88,7 @@ class LoopOutcome:
     skipped_steps: int
     run_seconds: float
     interrupted: Optional[int] = None  # the signal that stopped the run, if one did
-
-
-class Hooks:
-    """Run events (the MLPerf logger and benchmark timing implement them); all optional."""
-
-    def on_configured(self, info): pass
-    def on_run_start(self): pass
-    def on_block_start(self, step, num_steps): pass
-    def on_block_stop(self, step): pass
-    def on_eval_start(self, step): pass
-    def on_eval_stop(self, step, metrics): pass
-    def on_run_stop(self, reached_target): pass
+    stopped: bool = False  # a callback set `model.stop_training`
 
 
 def target_met(metrics, target):
@@ -110,10 +100,13 @@ class Loop:
     demand (None: the data has no eval set, so no evals)."""
 
     def __init__(self, config, train_step, train_inputs, make_eval_dataset, checkpoint,
-                 hooks=None):
+                 callbacks=None):
         self.config, self.step, self.inputs = config, train_step, train_inputs
         self.make_eval_dataset = make_eval_dataset
-        self.hooks = hooks or Hooks()
+        if not isinstance(callbacks, CallbackList):
+            callbacks = CallbackList([callbacks] if isinstance(callbacks, Callback) else
+                                     callbacks or ())
+        self.callbacks = callbacks
         self.manager = None
         if config.model_dir and checkpoint is not None:
             self.manager = checkpoints.manager(checkpoint, config.model_dir)
@@ -142,25 +135,27 @@ class Loop:
             warm_start = time.perf_counter()
             c.warmup()
             timing.compile_s += time.perf_counter() - warm_start
-        self.hooks.on_run_start()
+        self.callbacks.on_run_start()
         run_start = time.perf_counter()
         try:
             with StopRequests() as stop:
                 step = self._train(state, timing, run_start, stop)
         except Exception:  # divergence, corrupt data, a lost worker: the run is aborted
-            self.hooks.on_run_stop(False)
+            self.callbacks.on_run_stop(False)
             raise
-        self.hooks.on_run_stop(state["reached"])
+        self.callbacks.on_run_stop(state["reached"])
         for writer in self.writers.values():
             writer.flush()
         return LoopOutcome(state["history"], state["metrics"], state["reached"], state["ttq"],
                            step, timing.examples_per_second(), timing.compile_s, timing.skipped,
-                           time.perf_counter() - run_start, stop.signum)
+                           time.perf_counter() - run_start, stop.signum,
+                           self.callbacks.stop_requested())
 
     def _train(self, state, timing, run_start, stop):
         c = self.config
         step, block, saved = self.global_step, 0, None
-        while step < c.train_steps and not state["reached"] and stop.signum is None:
+        while (step < c.train_steps and not state["reached"] and stop.signum is None
+               and not self.callbacks.stop_requested()):
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
             first = block == 0 and not c.warmup
@@ -176,8 +171,9 @@ class Loop:
             if self.manager and (self._checkpoint_due(step) or state["reached"]):
                 self._save(step, loss)
                 saved = step
-        if stop.signum is not None and self.manager and saved != step and block:
-            self._save(step, loss)  # interrupted: keep the steps done since the last save
+        stopped = stop.signum is not None or self.callbacks.stop_requested()
+        if stopped and self.manager and saved != step and block:
+            self._save(step, loss)  # interrupted or stopped: keep the steps since the last save
         return step
 
     def _save(self, step, loss):
@@ -196,7 +192,7 @@ class Loop:
         return step >= self.config.train_steps or bool(every) and step % every == 0
 
     def _train_block(self, step, n, timing, first):
-        self.hooks.on_block_start(step, n)
+        self.callbacks.on_block_start(step, n)
         start = time.perf_counter()
         outcome = self.step.run(self.inputs, n)  # returns when the devices are done
         timing.add(time.perf_counter() - start, n * self.config.global_batch_size, first)
@@ -205,7 +201,8 @@ class Loop:
         # the run before any checkpoint of the diverged weights is written.
         if self.step.mode == "train" and not math.isfinite(outcome.loss):
             raise DivergenceError(step + n, outcome.loss)
-        self.hooks.on_block_stop(step + n)
+        self.callbacks.on_block_stop(step + n, {"loss": outcome.loss, "steps": n,
+                                                "learning_rate": outcome.learning_rate})
         return outcome
 
     def _record(self, step, outcome, timing, run_start, history):
@@ -235,9 +232,9 @@ class Loop:
             self.config.progress.step(step, loss, lr, eps)
 
     def _evaluate(self, step, record):
-        self.hooks.on_eval_start(step)
+        self.callbacks.on_eval_start(step)
         metrics = self.step.evaluate(self.make_eval_dataset())
-        self.hooks.on_eval_stop(step, metrics)
+        self.callbacks.on_eval_stop(step, metrics)
         record["metrics"] = metrics
         with self.writers["validation"].as_default(step=step):
             for name, value in metrics.items():

@@ -1,0 +1,241 @@
+"""Callbacks: the run's events, for mlbench's own listeners and for a user's.
+
+One mechanism: `Callback` is the base of mlbench's own listeners (the MLPerf logger, the
+benchmark timer) and of a user's; `KerasCallbacks` gives Keras callbacks of either
+generation (tf_keras or Keras 3) the events `Model.fit` gives them, so stock ones
+(EarlyStopping, ModelCheckpoint, CSVLogger, TerminateOnNaN, LambdaCallback) work unchanged.
+
+Keras' `fit` loop cannot be reused here: mlbench's step runs `steps_per_loop` steps per
+host round trip and stops at a quality target, so the loop translates its own events.
+An *epoch* is one eval period: it ends at each eval, whose metrics its logs carry (and at
+the end of a run whose last steps were not evaluated).
+"""
+import math
+
+
+class Callback:
+    """Run events, all optional; override the ones you need.
+
+    `self.model` is the model being trained, set before `on_run_start`. Setting
+    `self.model.stop_training = True` ends the run after the current block of steps: a
+    checkpoint is written and `TrainResult.status` is 'stopped'.
+    """
+    model = None
+
+    def set_model(self, model):
+        self.model = model
+
+    def on_configured(self, info):
+        """The run's figures (batch, steps, examples, seed, optimizer) before it starts."""
+
+    def on_run_start(self):
+        """The run clock starts (compile and warm-up are done)."""
+
+    def on_block_start(self, step, num_steps):
+        """`num_steps` steps from global step `step` start (one compiled call)."""
+
+    def on_block_stop(self, step, logs=None):
+        """A block ended at global step `step`; logs: its mean `loss` and `learning_rate`."""
+
+    def on_eval_start(self, step):
+        """An eval at global step `step` starts."""
+
+    def on_eval_stop(self, step, metrics):
+        """An eval ended with `metrics` ({name: value}, mlbench's names)."""
+
+    def on_run_stop(self, reached_target):
+        """The run ended (finished, stopped, interrupted or failed)."""
+
+
+class CallbackError(RuntimeError):
+    """A callback raised: the run failed, and the error names the callback and event."""
+
+    def __init__(self, callback, event, error):
+        super().__init__(f"callback {type(callback).__name__} raised in {event}: "
+                         f"{type(error).__name__}: {error}")
+        self.callback, self.event = callback, event
+
+
+class CallbackList(Callback):
+    """Dispatches every event to each callback in order; an error names the callback."""
+
+    def __init__(self, callbacks=()):
+        self.callbacks = [c for c in callbacks if c is not None]
+
+    def _each(self, event, *args):
+        for callback in self.callbacks:
+            try:
+                getattr(callback, event)(*args)
+            except CallbackError:
+                raise  # named already (a Keras callback inside KerasCallbacks)
+            except Exception as e:  # any error of a user's code fails the run, named
+                raise CallbackError(callback, event, e) from e
+
+    def set_model(self, model):
+        self.model = model
+        model.stop_training = False  # the flag Keras' callbacks set to stop a run
+        self._each("set_model", model)
+
+    def stop_requested(self):
+        return bool(getattr(self.model, "stop_training", False))
+
+    def on_configured(self, info):
+        self._each("on_configured", info)
+
+    def on_run_start(self):
+        self._each("on_run_start")
+
+    def on_block_start(self, step, num_steps):
+        self._each("on_block_start", step, num_steps)
+
+    def on_block_stop(self, step, logs=None):
+        self._each("on_block_stop", step, logs)
+
+    def on_eval_start(self, step):
+        self._each("on_eval_start", step)
+
+    def on_eval_stop(self, step, metrics):
+        self._each("on_eval_stop", step, metrics)
+
+    def on_run_stop(self, reached_target):
+        self._each("on_run_stop", reached_target)
+
+
+def epoch_logs(blocks, learning_rate, metrics=None):
+    """One epoch's logs in Keras' names beside mlbench's: `loss` (the step-weighted mean
+    training loss of its blocks, `blocks` = [(steps, loss)]), `learning_rate`, and for an
+    evaluated epoch `val_loss`, `val_<metric>` and the metrics under mlbench's names."""
+    steps = sum(n for n, _ in blocks)
+    logs = {"loss": sum(n * loss for n, loss in blocks) / steps if steps else math.nan,
+            "learning_rate": learning_rate}
+    for name, value in (metrics or {}).items():
+        logs[name] = value
+        logs["val_loss" if name == "eval_loss" else f"val_{name}"] = value
+    return logs
+
+
+def keras_history(history):
+    """`TrainResult.history` records as Keras' `History.history`: {key: [one per epoch]}."""
+    epochs, blocks, previous = [], [], 0
+    for record in history:
+        blocks.append((record["step"] - previous, record["loss"]))
+        previous = record["step"]
+        if "metrics" in record:
+            epochs.append(epoch_logs(blocks, record["lr"], record["metrics"]))
+            blocks = []
+    if blocks:
+        epochs.append(epoch_logs(blocks, history[-1]["lr"]))
+    keys = []
+    for logs in epochs:
+        keys += [k for k in logs if k not in keys]
+    return {k: [logs.get(k, math.nan) for logs in epochs] for k in keys}
+
+
+class KerasCallbacks(Callback):
+    """Keras callbacks (tf_keras or Keras 3) driven by the run's events as `fit` drives
+    them: train begin/end, epoch begin/end (an epoch = one eval period), train batch
+    begin/end (a batch = one block of steps, logs `loss` and `learning_rate`), test
+    begin/end around each eval."""
+
+    def __init__(self, callbacks):
+        self.callbacks = list(callbacks)
+        self.epoch, self.batch, self.blocks, self.open = 0, 0, [], False
+        self.learning_rate, self.last_logs = None, {}
+
+    def _each(self, method, *args):
+        for callback in self.callbacks:
+            try:
+                getattr(callback, method)(*args)
+            except Exception as e:
+                raise CallbackError(callback, method, e) from e
+
+    def set_model(self, model):
+        self.model = model
+        self._each("set_model", model)
+
+    def on_configured(self, info):
+        every = info.get("eval_every") or info["train_steps"]
+        self._each("set_params", {"verbose": 0, "steps": every,
+                                  "epochs": math.ceil(info["train_steps"] / every)})
+
+    def on_run_start(self):
+        self._each("on_train_begin", {})
+
+    def on_block_start(self, step, num_steps):
+        if not self.open:
+            self._each("on_epoch_begin", self.epoch, {})
+            self.open, self.batch, self.blocks = True, 0, []
+        self._each("on_train_batch_begin", self.batch, {})
+
+    def on_block_stop(self, step, logs=None):
+        logs = dict(logs or {})
+        self.blocks.append((logs.pop("steps", 1), logs["loss"]))
+        self.learning_rate = logs["learning_rate"]
+        self._each("on_train_batch_end", self.batch, logs)
+        self.batch += 1
+
+    def on_eval_start(self, step):
+        self._each("on_test_begin", {})
+
+    def on_eval_stop(self, step, metrics):
+        test_logs = {("loss" if k == "eval_loss" else k): v for k, v in metrics.items()}
+        self._each("on_test_end", test_logs)
+        self._end_epoch(metrics)
+
+    def _end_epoch(self, metrics=None):
+        self.last_logs = epoch_logs(self.blocks, self.learning_rate, metrics)
+        self._each("on_epoch_end", self.epoch, self.last_logs)
+        self.epoch, self.open = self.epoch + 1, False
+
+    def on_run_stop(self, reached_target):
+        if self.open and self.blocks:  # steps since the last eval: an epoch without val_
+            self._end_epoch()
+        self._each("on_train_end", self.last_logs)
+
+
+# Stock callbacks that cannot work in this loop, by class name, with the reason.
+REFUSED = {
+    "LearningRateScheduler": "it rewrites the optimizer's learning rate each epoch, but "
+                             "mlbench's learning rate is a schedule of the step: give "
+                             "`optimizer_options` (schedule, warmup_steps, decay_steps)",
+    "ReduceLROnPlateau": "it rewrites the optimizer's learning rate, but mlbench's is a "
+                         "schedule of the step (and checkpoints would not hold the change)",
+    "TensorBoard": "mlbench writes TensorBoard summaries itself, to model_dir/train and "
+                   "model_dir/validation: run `tensorboard --logdir <model_dir>`",
+    "BackupAndRestore": "mlbench resumes from the checkpoints in model_dir itself "
+                        "(the same command continues an interrupted run)",
+    "ProgbarLogger": "mlbench prints its own progress (verbose=True)",
+    "SwapEMAWeights": "mlbench's optimizers keep no moving average of the weights",
+}
+
+
+def check_callbacks(callbacks):
+    """`callbacks` is a list of mlbench or Keras callbacks that can work here; refused
+    before anything is built or written otherwise."""
+    from mlbench import keras3
+    if callbacks is None:
+        return
+    if not isinstance(callbacks, (list, tuple)):
+        raise ValueError(f"`callbacks` ({callbacks!r}) must be a list such as "
+                         "[keras.callbacks.EarlyStopping(patience=2)].")
+    import tf_keras
+    for callback in callbacks:
+        keras_one = isinstance(callback, tf_keras.callbacks.Callback) or \
+            keras3.is_callback(callback)
+        if not keras_one and not isinstance(callback, Callback):
+            raise ValueError(f"`callbacks` entry ({callback!r}) is not a callback: expected "
+                             "a keras.callbacks.Callback (Keras 3 or tf_keras) or a "
+                             "mlbench.Callback.")
+        reason = keras_one and REFUSED.get(type(callback).__name__)
+        if reason and type(callback).__module__.startswith(("keras", "tf_keras")):
+            raise ValueError(f"`callbacks` entry {type(callback).__name__} cannot work in "
+                             f"mlbench's loop: {reason}.")
+
+
+def for_run(callbacks):
+    """A CallbackList of `callbacks`: mlbench ones as they are, then the Keras ones
+    (tf_keras or Keras 3) in one KerasCallbacks adapter, each group in the order given."""
+    ours, theirs = [], []
+    for callback in callbacks or ():
+        (ours if isinstance(callback, Callback) else theirs).append(callback)
+    return CallbackList(ours + ([KerasCallbacks(theirs)] if theirs else []))
