@@ -58,6 +58,8 @@ setup(
         "scikit-learn",
         "mlxtend",
     ],
-    extras_require={"reports": ["matplotlib"], "test": ["pytest"]},
+    # profile: TensorBoard's profile plugin, to open `--trace_dir` output in TensorBoard
+    extras_require={"reports": ["matplotlib"], "test": ["pytest"],
+                    "profile": ["tensorboard-plugin-profile==2.20.9"]},
     entry_points={"console_scripts": ["mlbench=mlbench.cli:run_main"]},
 )

@@ -1,7 +1,7 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
 Public surface: `train`, `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
-`BenchmarkResult`, `RunInterrupted`, `Callback`.
+`BenchmarkResult`, `RunInterrupted`, `Callback`; after a run, `load`, `evaluate`, `export`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
 
 The names load on first use (PEP 562), so `import mlbench` and `mlbench --help` do not
@@ -28,6 +28,9 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
            "Callback": ("mlbench.training.callbacks", "Callback"),
+           "load": ("mlbench.evaluation", "load"),
+           "evaluate": ("mlbench.evaluation", "evaluate"),
+           "export": ("mlbench.evaluation", "export"),
            "report": ("mlbench.reporting", "report"),
            "compare": ("mlbench.reporting.compare", "compare"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
@@ -52,6 +55,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.api import train  # noqa: F401
     from mlbench.bench.bench import benchmark  # noqa: F401
     from mlbench.bench.result import BenchmarkResult  # noqa: F401
+    from mlbench.evaluation import evaluate, export, load  # noqa: F401
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401

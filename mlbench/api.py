@@ -62,7 +62,8 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           model_options: Optional[Dict[str, Any]] = None, data_dir: Optional[str] = None,
           data_options: Optional[Dict[str, Any]] = None, label_smoothing: float = 0.0,
           loss: Any = None, metrics: Optional[Sequence[Any]] = None,
-          checkpoint_every: int = 0, eval_offset_epochs: float = 0, warmup: bool = False,
+          checkpoint_every: int = 0, keep_best: Optional[Dict[str, str]] = None,
+          eval_offset_epochs: float = 0, warmup: bool = False,
           init_checkpoint: Optional[str] = None, callbacks: Optional[Sequence[Any]] = None,
           verbose: bool = True, trace_dir: Optional[str] = None) -> TrainResult:
     """Trains `model` on `data` with the mlbench loop and returns a TrainResult.
@@ -117,6 +118,9 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         'mean_absolute_error'), reported under their names beside 'eval_loss'
         (default for your own classifier: ['accuracy']; built-in models: 'top1').
       checkpoint_every: steps between checkpoints (default: at each eval and the end).
+      keep_best: {metric: 'max' | 'min'}, e.g. {'top1': 'max'}: the checkpoint of the best
+        eval by that metric is kept (in checkpoints/best) beside the last few, and
+        `mlbench.load(model_dir, checkpoint='best')` restores it.
       eval_offset_epochs: with `eval_every_epochs`, evals at offset + k·every epochs (MLPerf).
       warmup: compile and warm up on zeros before the run clock starts, then restore the
         initial state (compile time stays out of `time_to_quality_s`).

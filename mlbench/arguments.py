@@ -41,6 +41,7 @@ class TrainArguments:
     loss: Any = None
     metrics: Optional[Sequence[Any]] = None
     checkpoint_every: int = 0
+    keep_best: Optional[Dict[str, str]] = None
     eval_offset_epochs: float = 0
     warmup: bool = False
     init_checkpoint: Optional[str] = None

@@ -1,4 +1,5 @@
-"""Command line: `mlbench train|benchmark|mlperf|project|report|compare|data|launch`.
+"""Command line: `mlbench train|evaluate|export|benchmark|mlperf|project|report|compare|data|
+launch`.
 
 The only module that reads flags.
 
@@ -149,6 +150,50 @@ def _run_train(args):
     return EXIT_OK if result.reached_target or not target else EXIT_TARGET
 
 
+def _checkpoint_value(text):
+    """--checkpoint: 'best', a step, or a path."""
+    return int(text) if text.isdigit() else text
+
+
+def _after_run_flags(parser, export=False):
+    parser.add_argument("--model_dir", required=True, help="a train run's directory.")
+    parser.add_argument("--checkpoint", type=_checkpoint_value, metavar="CKPT",
+                        help="best (with keep_best), a step, or a checkpoint path "
+                             "(default: the latest).")
+    parser.add_argument("--data", type=literal, help="data to evaluate on, a name from "
+                        "mlbench.data.names() (default: the run's own eval data).")
+    if export:
+        parser.add_argument("--export_dir", required=True,
+                            help="a new directory for the SavedModel (serving_default).")
+        return
+    add_boolean(parser, "watch", "a sidecar evaluator: evaluate each new checkpoint once "
+                "while a training job writes them; stop when the run ends.")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="with --watch: stop after S seconds at the latest.")
+
+
+def _run_evaluate(args):
+    from mlbench import evaluation
+    if args.watch:
+        if args.checkpoint is not None:
+            raise ValueError("`--checkpoint` and `--watch` exclude each other: the sidecar "
+                             "evaluates every checkpoint.")
+        evaluation.watch(args.model_dir, data=args.data, timeout=args.timeout)
+    else:
+        if args.timeout is not None:
+            raise ValueError("`--timeout` goes with `--watch`.")
+        evaluation.evaluate(args.model_dir, data=args.data, checkpoint=args.checkpoint)
+    return EXIT_OK
+
+
+def _run_export(args):
+    from mlbench import evaluation
+    path = evaluation.export(args.model_dir, args.export_dir, checkpoint=args.checkpoint,
+                             data=args.data)
+    print(f"exported to {path}")
+    return EXIT_OK
+
+
 def _check_export_dir(path):
     if path and os.path.exists(path) and os.listdir(path):
         raise ValueError(f"`--export_dir` ({path!r}) is not empty; give a new directory.")
@@ -279,7 +324,8 @@ def _run_report(args):
 
 
 def _compare_flags(parser):
-    parser.add_argument("baseline", help="a benchmark's or suite's output directory.")
+    parser.add_argument("baseline", help="a benchmark's or suite's output directory, a train "
+                        "run's model_dir, or an MLPerf run set's output directory.")
     parser.add_argument("candidate", help="the run to judge against the baseline.")
     parser.add_argument("--fail_on_regression", metavar="PCT",
                         help="exit 1 when a configuration is slower by more than PCT (e.g. "
@@ -432,6 +478,11 @@ COMMANDS = {
     "train": ("train a model (every mlbench.train argument is a flag; gin underneath)",
               lambda p: (_gin_flags(p), _import_flags(p), _train_flags(p), _host_flags(p)),
               _run_train),
+    "evaluate": ("evaluate a train run's checkpoint (or, with --watch, each new one as a "
+                 "sidecar) on its eval data", lambda p: (_after_run_flags(p), _import_flags(p)),
+                 _run_evaluate),
+    "export": ("write a train run's checkpoint as a SavedModel with a serving signature",
+               lambda p: (_after_run_flags(p, export=True), _import_flags(p)), _run_export),
     "benchmark": ("images/sec the tf_cnn_benchmarks way, one model or a suite",
                   lambda p: (_benchmark_flags(p), _import_flags(p), _host_flags(p)),
                   _run_benchmark),
@@ -441,8 +492,8 @@ COMMANDS = {
                 "page's tables as its validation)", _project_flags, _run_project),
     "report": ("one self-contained HTML page (and its JSON figures) over run directories",
                _report_flags, _run_report),
-    "compare": ("candidate vs baseline benchmark results: ratio and a verdict from the runs' "
-                "own noise", _compare_flags, _run_compare),
+    "compare": ("candidate vs baseline (benchmarks, train runs or MLPerf run sets): ratio and "
+                "a verdict from the runs' own noise", _compare_flags, _run_compare),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
              _data_flags, _run_data),
     "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",

@@ -33,6 +33,9 @@ class TrainResult:
         length reports this result); or 'interrupted' (SIGINT/SIGTERM: checkpointed,
         resumable).
       planned_steps: the run's length in steps as asked (`steps` may be fewer).
+      restored_from: the checkpoint `mlbench.load` restored the model from.
+      environment: the machine and stack the run trained on (as benchmark results record:
+        machine, CPU, cores, accelerator, TensorFlow and CUDA build, mlbench's git hash).
       loaded_from: the model_dir whose stored result this is, when the run had already
         finished there (nothing was trained or rewritten); None for a run that trained.
     """
@@ -55,6 +58,8 @@ class TrainResult:
     status: str = "finished"
     loaded_from: Optional[str] = None
     planned_steps: Optional[int] = None
+    restored_from: Optional[str] = None
+    environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"

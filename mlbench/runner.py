@@ -15,11 +15,13 @@ import tempfile
 import tensorflow as tf
 
 from mlbench import config as gin_config
+from mlbench import rundir
+from mlbench.bench.environment import environment
 from mlbench.data.tfrecords import locate_corruption
 from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
-from mlbench.training.checkpoints import latest_checkpoint
+from mlbench.training.checkpoints import KeepBest, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
 from mlbench.training.loop import Loop, LoopConfig, target_met
@@ -94,11 +96,12 @@ def _run(plan, callbacks, progress):
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
     config = _loop_config(plan, parts, model_dir, log)
     config.progress = progress
-    listeners = callbacks_lib.for_run(callbacks)
+    listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir))
     listeners.set_model(parts.model)
     loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
                 listeners)
     gin_config.write(model_dir)
+    rundir.write(model_dir, plan)
     write_hparams(model_dir, plan)
     loop.callbacks.on_configured(configured_info(plan))
     with _causes_named(plan):
@@ -111,6 +114,13 @@ def _run(plan, callbacks, progress):
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)
     return result
+
+
+def _keep_best(plan, parts, model_dir):
+    if not (plan.cadence.keep_best and model_dir):
+        return []
+    return [KeepBest(parts.checkpoint, model_dir, plan.cadence.keep_best,
+                     parts.step.state_variables)]
 
 
 def stored_result(plan, parts):
@@ -191,7 +201,9 @@ def _loop_config(plan, parts, model_dir, log):
 
 
 def write_hparams(model_dir, plan):
-    """The run's hyperparameters for TensorBoard's hparams plugin (in `train/`)."""
+    """The run's hyperparameters for TensorBoard's hparams plugin, at the run's root: the
+    plugin takes a directory holding them as one session, and the scalars of its
+    subdirectories (`train/`, `validation/`) as that session's metrics."""
     if not model_dir:
         return
     from tensorboard.plugins.hparams import api as hparams_api
@@ -203,7 +215,7 @@ def write_hparams(model_dir, plan):
                   learning_rate=float(plan.objective.optimizer_hparams["learning_rate"]),
                   train_steps=plan.cadence.train_steps, seed=plan.seed,
                   replicas=split.replicas, strategy=type(split.strategy).__name__)
-    with tf.summary.create_file_writer(os.path.join(model_dir, "train")).as_default():
+    with tf.summary.create_file_writer(model_dir).as_default():
         hparams_api.hparams(values)
 
 
@@ -231,7 +243,8 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):
         history=list(earlier_history) + outcome.history, config=plan.arguments, ran=ran,
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
-        status=_status(outcome), planned_steps=plan.cadence.train_steps)
+        status=_status(outcome), planned_steps=plan.cadence.train_steps,
+        environment=environment())
     if model_dir:
         result.to_json(os.path.join(model_dir, "result.json"))
     if plan.verbose and outcome.interrupted is None:

@@ -3,6 +3,7 @@ import json
 import os
 
 import pytest
+import tensorflow as tf
 
 import mlbench
 
@@ -100,7 +101,15 @@ def test_tensorboard_layout_reads_back(tmp_path):
         train.Tags()["tensors"])
     assert {"top1", "eval_loss"} <= set(validation.Tags()["tensors"])
     assert [e.step for e in validation.Tensors("top1")] == [2, 4]
-    assert "_hparams_/session_start_info" in train.Tags()["tensors"]
+    # one tag for the train and validation loss (the curves overlay), the latter = eval_loss
+    values = {tag: [tf.make_ndarray(e.tensor_proto) for e in validation.Tensors(tag)]
+              for tag in ("loss", "eval_loss")}
+    assert values["loss"] == values["eval_loss"] and len(values["loss"]) == 2
+    # hyperparameters at the root: TensorBoard's HParams session is the run directory, so
+    # its train/ and validation/ scalars are that session's metrics
+    root = EventAccumulator(str(tmp_path / "run")).Reload()
+    assert "_hparams_/session_start_info" in root.Tags()["tensors"]
+    assert "_hparams_/session_start_info" not in train.Tags()["tensors"]
 
 
 def test_rerunning_a_finished_run_reports_it_and_leaves_result_json_byte_identical(

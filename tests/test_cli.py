@@ -239,3 +239,42 @@ def test_benchmark_flags_come_from_its_signature_under_tf_cnn_benchmarks_names()
     flags = {a.dest for a in cli.build_parser()._subparsers._group_actions[0]
              .choices["benchmark"]._actions}
     assert set(inspect.signature(benchmark).parameters) - {"clock", "verbose"} <= flags
+
+
+KERAS3_MODULE = '''
+import keras
+
+
+def small_cnn():
+    return keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(8, 3, activation="relu"),
+                             keras.layers.Flatten(), keras.layers.Dense(10)])
+
+
+def stop_early():
+    # min_delta=100: no eval improves on the first, so patience=1 stops at the second
+    return [keras.callbacks.EarlyStopping(monitor="val_loss", patience=1, min_delta=100)]
+'''
+KERAS3_JOB = '''# a Keras 3 model and callbacks from your module: mlbench train --import=my_k3 ...
+train.model = @my_k3.small_cnn
+train.callbacks = @my_k3.stop_early()
+train.data = 'digits'
+train.global_batch_size = 32
+train.train_steps = 40
+train.eval_every = 4
+train.target = {'accuracy': 0.999}
+train.precision = 'float32'
+'''
+
+
+def test_gin_job_trains_a_keras_3_model_with_callbacks_and_a_stop_exits_3(tmp_path):
+    (tmp_path / "my_k3.py").write_text(KERAS3_MODULE)
+    (tmp_path / "job.gin").write_text(KERAS3_JOB)
+    args = ("train", "--import=my_k3", "--gin_file=job.gin", "--model_dir=run")
+    out = run_cli(*args, cwd=tmp_path)
+    assert out.returncode == 3, out.stderr[-3000:]  # stopped before reaching its target
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (saved["status"], saved["steps"]) == ("stopped", 8)
+    assert saved["config"]["callbacks"] == ["EarlyStopping"]
+    again = run_cli(*args, cwd=tmp_path)
+    assert again.returncode == 3 and "already stopped at step 8" in again.stdout
+    assert json.loads((tmp_path / "run" / "result.json").read_text()) == saved

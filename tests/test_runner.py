@@ -1,4 +1,4 @@
-"""`runner`: when a stored run counts as finished, what hooks and TensorBoard are told,
+"""`runner`: when a stored run counts as finished, what callbacks and TensorBoard are told,
 where non-chief workers write, and the summary line."""
 import dataclasses
 import json
@@ -43,9 +43,10 @@ def test_a_higher_target_reopens_a_run_that_met_the_old_one(plan):
     assert runner.finished(stored, plan) and not runner.finished(stored, higher)
 
 
-def test_hooks_are_told_the_plans_figures(plan):
+def test_callbacks_are_told_the_plans_figures(plan):
     info = runner.configured_info(plan)
     assert info == dict(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
+                        eval_every=plan.cadence.eval_every,
                         num_train_examples=192, num_eval_examples=64, seed=0,
                         optimizer=plan.objective.optimizer_hparams, model="mlp",
                         target={"top1": 0.9}, label_smoothing=0.0)
@@ -53,7 +54,7 @@ def test_hooks_are_told_the_plans_figures(plan):
 
 def test_hparams_reach_tensorboard(plan, tmp_path):
     runner.write_hparams(str(tmp_path), plan)
-    (events,) = tf.io.gfile.glob(str(tmp_path / "train" / "events.out.tfevents.*"))
+    (events,) = tf.io.gfile.glob(str(tmp_path / "events.out.tfevents.*"))  # the run's root
     plugins = {value.metadata.plugin_data.plugin_name
                for event in tf.compat.v1.train.summary_iterator(events)
                for value in event.summary.value}

@@ -35,7 +35,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
 
     Args:
       model: a name from `mlbench.models.list_models()`, or your own: a zero-argument
-        function returning a tf_keras.Model, or a tf_keras.Model (one device).
+        function returning a Keras model (tf_keras or Keras 3), or a built one (one device).
       batch_size: per-device batch (default: the page's, 64; AlexNet 512).
       num_devices: GPUs, else logical CPU devices (tf_cnn_benchmarks' --num_gpus; the CPU
         is split when TensorFlow has not started yet).

@@ -15,6 +15,7 @@ from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench import reporting
 from mlbench.arguments import train_defaults
+from mlbench.bench.environment import environment
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
 from mlbench.mlperf import checker, package, rcp, rules, scoring
@@ -289,7 +290,7 @@ def table(records, score):
 def _write(output_dir, config, division, precision, records, score, judgement):
     write_json(os.path.join(output_dir, "results.json"),
                {"settings": config, "division": division, "precision": precision,
-                "score": dataclasses.asdict(score),
+                "score": dataclasses.asdict(score), "environment": environment(),
                 "runs": [dataclasses.asdict(r) for r in records],
                 "rcp": dict(dataclasses.asdict(judgement), text=judgement.text())
                 if judgement else None}, indent=1)

@@ -14,7 +14,7 @@ class ModelInfo:
 
     Attributes:
       name: registry name (or, for your own model, its function's or model's name).
-      factory: callable(num_classes, **overrides) -> tf_keras.Model.
+      factory: callable(num_classes, **overrides) -> a Keras model (tf_keras or Keras 3).
       input_shape: per-example input shape (images) or (seq_len,) for BERT; None when
         only the data can say (a model of your own with several inputs).
       kind: 'image' (inputs are images, outputs logits), 'vector' or 'bert' (pretraining dict).
@@ -23,7 +23,7 @@ class ModelInfo:
       gflops_source: where the figure comes from.
       own: a model of the user's (registered by them, a function or an instance): its
         loss and metrics follow Keras' vocabulary ('accuracy'), `mlbench.training.task`.
-      instance: the tf_keras.Model itself when one was passed (used as is, one device).
+      instance: the built model itself when one was passed (used as is, one device).
       output_width: the model's last output dimension, when known.
       policy: the dtype policy an instance was built under.
       keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.keras3`): its
@@ -57,7 +57,7 @@ def register(name, factory=None, *, input_shape=None, kind=None, source="registe
     Args:
       name: the name `train(model=...)`, gin (`train.model = 'name'`) and the CLI use
         (or a ModelInfo, as mlbench's own models are registered).
-      factory: returns a tf_keras.Model; given `num_classes` (and `model_options`) when
+      factory: returns a Keras model; given `num_classes` (and `model_options`) when
         it takes them.
       input_shape: per-example input shape; None = read from the model when a run starts.
       kind: 'image' | 'vector' (default: 'image' for 3-D inputs, else 'vector').
@@ -83,7 +83,7 @@ def _check_registration(name, factory, input_shape, kind):
         raise ValueError(f"`name` ({name!r}) must be a non-empty string.")
     if not callable(factory):
         raise ValueError(f"`factory` ({factory!r}) must be callable (returning a "
-                         "tf_keras.Model).")
+                         "a Keras model).")
     if kind is not None and kind not in ("image", "vector"):
         raise ValueError(f"`kind` ({kind!r}) must be 'image' or 'vector'.")
     if input_shape is not None and not all(isinstance(d, int) and d > 0 for d in input_shape):
@@ -130,14 +130,14 @@ def info(name):
     """The ModelInfo of `name`; a ValueError listing the known names otherwise."""
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"`model` ({name!r}) is not a known model; known: {list_models()}; "
-                         "or pass your own: a function returning a tf_keras.Model, or "
-                         "a tf_keras.Model.")
+                         "or pass your own: a function returning a Keras model, or "
+                         "a built Keras model.")
     return _REGISTRY[name]
 
 
 @gin.configurable("mlbench.models.get", denylist=["name"])
 def get(name, num_classes=1000, **overrides):
-    """Builds model `name` (a tf_keras.Model) under the current tf_keras policy.
+    """Builds model `name` (a Keras model) under the current global dtype policy.
 
     Args:
       name: a name from `list_models()`.

@@ -138,14 +138,31 @@ def check_instance(info, strategy, precision):
     build_it = ("pass a function that builds it instead (e.g. model=make_model, not "
                 "make_model()), so mlbench builds it under the strategy's scope and policy")
     if strategy.num_replicas_in_sync > 1 or strategies.is_parameter_server(strategy):
-        raise ValueError(f"`model` (the tf_keras.Model {info.name!r}) was built on one "
+        raise ValueError(f"`model` (the built model {info.name!r}) was built on one "
                          f"device; {strategies.describe(strategy)['strategy']} with "
                          f"{strategy.num_replicas_in_sync} replicas needs its variables made "
                          f"under its scope: {build_it}.")
     if precision != "auto" and precision_lib.resolve_precision(precision) != info.policy:
         raise ValueError(f"`precision` ({precision!r}) differs from the dtype policy "
-                         f"{info.policy!r} the tf_keras.Model {info.name!r} was built "
+                         f"{info.policy!r} the model {info.name!r} was built "
                          f"under: {build_it}, or give precision={info.policy!r}.")
+
+
+def check_keep_best(keep_best, produced, source):
+    """`keep_best` is {metric: 'max' | 'min'}, one metric the run produces, with evals."""
+    if keep_best is None:
+        return
+    if not isinstance(keep_best, dict) or len(keep_best) != 1 or \
+            list(keep_best.values())[0] not in ("max", "min"):
+        raise ValueError(f"`keep_best` ({keep_best!r}) must be one {{metric: 'max' | 'min'}}, "
+                         "e.g. {'top1': 'max'} or {'eval_loss': 'min'}.")
+    metric = next(iter(keep_best))
+    if metric not in produced:
+        raise ValueError(f"`keep_best` ({keep_best!r}) names {metric!r}, which this run does "
+                         f"not produce; its metrics are {list(produced)}.")
+    if not source.has_eval:
+        raise ValueError(f"`keep_best` ({keep_best!r}) needs an eval set; data "
+                         f"{source.name!r} has none.")
 
 
 def check_labels(info, source, loss):

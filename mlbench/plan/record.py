@@ -51,6 +51,7 @@ class Cadence:
     eval_offset: int
     checkpoint_every: int
     target: Optional[Dict[str, float]]
+    keep_best: Optional[Dict[str, str]] = None  # {metric: 'max' | 'min'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +84,7 @@ class RunPlan:
       model / source / distribution / numerics / cadence / directory / objective: the parts.
       seed / warmup / verbose: as given.
       arguments: the arguments as requested (recorded in results).
+      rebuild: how to rebuild the model and data later (`mlbench.rundir`; train runs).
     """
     mode: str
     model: ModelPlan
@@ -96,6 +98,7 @@ class RunPlan:
     warmup: bool
     verbose: bool
     arguments: Dict[str, Any]
+    rebuild: Optional[Dict[str, Any]] = None
 
     @property
     def has_eval(self):

@@ -4,7 +4,7 @@ import math
 import gin
 
 from mlbench import data as data_lib
-from mlbench import models, optimizers
+from mlbench import models, optimizers, rundir
 from mlbench.distribute import strategies
 from mlbench.plan import checks, resolvers
 from mlbench.plan.record import Cadence, Objective, RunDirectory, RunPlan
@@ -55,20 +55,24 @@ def resolve(arguments):
     optimizer_hparams = _optimizer_hparams(a["optimizer"], a["learning_rate"],
                                            a["optimizer_options"], steps)
     optimizers.check_for_keras(optimizer_hparams, info.keras)
+    checks.check_keep_best(a["keep_best"], task_lib.produced_metrics(info, a["loss"],
+                                                                     a["metrics"]), source)
+    numerics = resolvers.numerics(info, a["precision"], a["jit_compile"])
     return RunPlan(
         mode="train", model=model, source=source,
         distribution=resolvers.distribution(info, strategy, a["global_batch_size"],
                                             a["gradient_accumulation_steps"]),
-        numerics=resolvers.numerics(info, a["precision"], a["jit_compile"]),
+        numerics=numerics,
         cadence=Cadence(steps, a["steps_per_loop"], every, offset, a["checkpoint_every"],
-                        a["target"]),
+                        a["target"], a["keep_best"]),
         directory=RunDirectory(a["model_dir"], a["resume"], a["init_checkpoint"],
                                a["trace_dir"]),
         objective=Objective(a["optimizer"], optimizer_hparams, a["label_smoothing"],
                             a["loss"], a["metrics"]),
         seed=a["seed"], warmup=a["warmup"], verbose=a["verbose"],
         arguments=dict({k: recordable(v) for k, v in a.items() if k != "callbacks"},
-                       callbacks=[type(c).__name__ for c in a["callbacks"] or ()]))
+                       callbacks=[type(c).__name__ for c in a["callbacks"] or ()]),
+        rebuild=rundir.describe(a, info, model, numerics.precision))
 
 
 def _lengths(a, source):

@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import List, Optional
 
-from mlbench.reporting import sources
+from mlbench.reporting import compare_runs, sources
 
 NOISE_SIGMAS = 2.0  # ≈ 95 % of ratios between two same-configuration sittings
 
@@ -44,14 +44,17 @@ class Comparison:
     only_in_baseline: List[tuple]
     only_in_candidate: List[tuple]
     threshold: Optional[float]
+    environment: List[str] = dataclasses.field(default_factory=list)
 
     @property
     def regressed(self):
         return any(r.regression for r in self.rows)
 
     def table(self):
-        lines = [f"baseline {self.baseline}  →  candidate {self.candidate}",
-                 "model\tdevices\tdata\tbatch\tbaseline\tcandidate\tratio\tnoise\tverdict"]
+        lines = [f"baseline {self.baseline}  →  candidate {self.candidate}"]
+        lines += [f"WARNING: {note}: the figures are not from one environment"
+                  for note in self.environment]
+        lines += ["model\tdevices\tdata\tbatch\tbaseline\tcandidate\tratio\tnoise\tverdict"]
         for r in self.rows:
             c = r.configuration
             lines.append(f"{c[0]}\t{c[1]}\t{c[2]}\t{c[3]}\t{r.baseline:.1f}\t{r.candidate:.1f}"
@@ -70,6 +73,7 @@ class Comparison:
         return {"baseline": self.baseline, "candidate": self.candidate,
                 "threshold_pct": None if self.threshold is None else 100 * self.threshold,
                 "rows": [r.to_dict() for r in self.rows], "regressed": self.regressed,
+                "environment": self.environment,
                 "only_in_baseline": [list(c) for c in self.only_in_baseline],
                 "only_in_candidate": [list(c) for c in self.only_in_candidate]}
 
@@ -109,7 +113,8 @@ def judge(baseline, candidate, threshold=None):
 
 
 def compare(baseline, candidate, fail_on_regression=None):
-    """Compares two benchmark runs or suites (paths or `sources.Source`).
+    """Compares two benchmark runs or suites (paths or `sources.Source`), two train runs or
+    two MLPerf run sets (`mlbench.reporting.compare_runs`).
 
     Args:
       baseline / candidate: directories (or files) a benchmark or suite wrote.
@@ -119,12 +124,18 @@ def compare(baseline, candidate, fail_on_regression=None):
     threshold = None if fail_on_regression is None else parse_threshold(fail_on_regression)
     base, cand = (s if isinstance(s, sources.Source) else sources.load(s)
                   for s in (baseline, candidate))
-    for s in (base, cand):
-        if s.kind not in ("suite", "benchmark"):
-            raise ValueError(f"{s.path!r} is a {s.kind} run: compare takes benchmark or suite "
-                             "results.")
+    kinds = {s.kind for s in (base, cand)}
+    if kinds == {"train"}:
+        return compare_runs.compare_train(base, cand, threshold)
+    if kinds == {"mlperf"}:
+        return compare_runs.compare_mlperf(base, cand, threshold)
+    if not kinds <= {"suite", "benchmark"}:
+        raise ValueError(f"{base.path!r} is a {base.kind} run and {cand.path!r} a {cand.kind} "
+                         "one: compare takes two benchmark results or suites, two train runs, "
+                         "or two MLPerf run sets.")
     left = {sources.configuration(r): r for r in base.results}
     right = {sources.configuration(r): r for r in cand.results}
     rows = [judge(left[k], right[k], threshold) for k in left if k in right]
     return Comparison(base.path, cand.path, rows, [k for k in left if k not in right],
-                      [k for k in right if k not in left], threshold)
+                      [k for k in right if k not in left], threshold,
+                      compare_runs.environment_differences(base.environment, cand.environment))

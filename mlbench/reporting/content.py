@@ -233,7 +233,9 @@ def train_sections(source, prefix):
              **{f"final {k}": v for k, v in (d.get("final_metrics") or {}).items()},
              **{f"ran: {k}": v for k, v in (d.get("ran") or {}).items()}}
     series = curves.read(source.path) or curves.from_history(d.get("history") or [])
-    shown = {k: v for k, v in series.items() if k == "train/loss" or k.startswith("validation/")}
+    # validation/loss is validation/eval_loss under the train loss's tag (TensorBoard overlays)
+    shown = {k: v for k, v in series.items() if k == "train/loss" or
+             k.startswith("validation/") and k != "validation/loss"}
     return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
              "text": f"train run in {source.path}"},
             {"id": f"{prefix}-facts", "title": "What ran", "kind": "facts", "facts": facts},

@@ -152,6 +152,8 @@ class KerasCallbacks(Callback):
     def set_model(self, model):
         self.model = model
         self._each("set_model", model)
+        for callback in self.callbacks:
+            _resolve_auto_mode(callback)
 
     def on_configured(self, info):
         every = info.get("eval_every") or info["train_steps"]
@@ -191,6 +193,34 @@ class KerasCallbacks(Callback):
         if self.open and self.blocks:  # steps since the last eval: an epoch without val_
             self._end_epoch()
         self._each("on_train_end", self.last_logs)
+
+
+# Which way mlbench's metrics improve (Keras' `mode` for a monitored metric).
+HIGHER_IS_BETTER = ("accuracy", "top1", "top5", "auc", "masked_lm_accuracy", "precision",
+                    "recall")
+
+
+def metric_direction(name):
+    """'max' or 'min' for a metric mlbench reports (or a Keras log name), else None."""
+    name = name.removeprefix("val_")
+    if name in HIGHER_IS_BETTER or name.endswith("accuracy"):
+        return "max"
+    if name in ("loss", "eval_loss") or name.endswith(("_loss", "_error", "crossentropy")):
+        return "min"
+    return None
+
+
+def _resolve_auto_mode(callback):
+    """Keras 3's monitor callbacks (EarlyStopping, ModelCheckpoint) resolve `mode='auto'`
+    from the model's *compiled* metrics, and mlbench's model is not compiled: the direction
+    of a metric mlbench reports is set here instead (tf_keras' own rule needs no help)."""
+    from mlbench import keras3
+    keras = keras3.loaded()
+    monitor = getattr(callback, "monitor", None)
+    if keras is None or not isinstance(monitor, str) or getattr(callback, "mode", None) != "auto":
+        return
+    if keras3.is_callback(callback) and metric_direction(monitor):
+        callback.mode = metric_direction(monitor)
 
 
 # Stock callbacks that cannot work in this loop, by class name, with the reason.

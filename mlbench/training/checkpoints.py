@@ -4,11 +4,17 @@ A checkpoint is what a restart trusts (resume, preemption, Ctrl-C), so a state
 holding NaN/Inf anywhere — weights, batch-norm statistics, optimizer slots — is
 never saved: the run stops as diverged instead, and the last good one stays.
 """
+import json
+import math
 import os
 
 import tensorflow as tf
 
+from mlbench.files import write_json
+from mlbench.training.callbacks import Callback
+
 FOLDER = "checkpoints"
+BEST = "best"  # checkpoints/best: the best eval's checkpoint (`keep_best`) and best.json
 KEEP = 3
 
 
@@ -21,6 +27,11 @@ def latest_checkpoint(model_dir):
     if not model_dir:
         return None
     return tf.train.latest_checkpoint(directory(model_dir))
+
+
+def best_checkpoint(model_dir):
+    """The kept best checkpoint of `model_dir` (`keep_best`), or None."""
+    return tf.train.latest_checkpoint(os.path.join(directory(model_dir), BEST))
 
 
 def manager(checkpoint, model_dir):
@@ -40,3 +51,34 @@ def save_finite(checkpoint_manager, variables, step):
         return False
     checkpoint_manager.save(checkpoint_number=step)
     return True
+
+
+class KeepBest(Callback):
+    """Keeps the checkpoint of the best eval by one metric in `checkpoints/best` (one
+    checkpoint, named by its step) with `best.json` (metric, mode, value, step), beside
+    the last KEEP ones. A resumed run reads best.json and keeps improving on it."""
+
+    def __init__(self, checkpoint, model_dir, keep_best, state_variables):
+        (self.metric, self.mode), = keep_best.items()
+        self.folder = os.path.join(directory(model_dir), BEST)
+        self.manager = tf.train.CheckpointManager(checkpoint, self.folder, max_to_keep=1)
+        self.state_variables = state_variables
+        self.record = os.path.join(self.folder, "best.json")
+        self.best = None
+        if os.path.exists(self.record):
+            with open(self.record) as f:
+                self.best = json.load(f)["value"]
+
+    def _better(self, value):
+        if not math.isfinite(value):
+            return False
+        if self.best is None:
+            return True
+        return value > self.best if self.mode == "max" else value < self.best
+
+    def on_eval_stop(self, step, metrics):
+        value = metrics[self.metric]
+        if self._better(value) and save_finite(self.manager, self.state_variables(), step):
+            self.best = value
+            write_json(self.record, {"metric": self.metric, "mode": self.mode,
+                                     "value": value, "step": step}, indent=1)

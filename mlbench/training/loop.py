@@ -239,6 +239,8 @@ class Loop:
         with self.writers["validation"].as_default(step=step):
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
+            if "eval_loss" in metrics:  # the train loss's tag too: the two curves overlay
+                tf.summary.scalar("loss", metrics["eval_loss"])
         if self.config.log:
             self.config.log(f"eval at step {step}: " +
                             "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))

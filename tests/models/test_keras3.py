@@ -11,6 +11,7 @@ import tensorflow as tf
 
 import mlbench
 from mlbench import optimizers, precision
+from mlbench.training.loop import DivergenceError
 from mlbench.training.step import TrainStep
 from mlbench.training.task import ClassificationTask
 from conftest import REPO, digit_arrays, own_cnn
@@ -62,6 +63,17 @@ def test_keras_3_two_devices_and_accumulation_equal_one_big_batch(vectors):
     for a, b, c in zip(one, two, micro):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(c, a, rtol=1e-5, atol=1e-6)
+
+
+def test_keras_3_under_xla_equals_uncompiled_and_a_nan_loss_stops_the_run(vectors, tmp_path):
+    _, plain = weights_after(vectors)
+    compiled, weights = weights_after(vectors, jit_compile=True)
+    assert compiled.ran["jit_compile"] is True  # XLA compiled it: no silent fallback
+    for a, b in zip(plain, weights):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    with pytest.raises(DivergenceError, match="not finite"):
+        weights_after(vectors, learning_rate=1e30, train_steps=20, steps_per_loop=5,
+                      model_dir=str(tmp_path / "nan"))
 
 
 def test_keras_3_mixed_bfloat16_runs_and_is_recorded(vectors):
@@ -177,3 +189,19 @@ def test_a_keras_3_backend_other_than_tensorflow_is_refused():
     assert done.returncode != 0
     assert "on the 'numpy' backend" in done.stderr and "KERAS_BACKEND=tensorflow" in \
         done.stderr
+
+
+def test_keras_3_in_benchmark_mode_and_as_a_registered_name():
+    bench = mlbench.benchmark(keras3_cnn, batch_size=16, num_batches=2, num_warmup_batches=1,
+                              num_runs=1, precision="float32", verbose=False)
+    assert bench.images_per_sec["mean"] > 0 and bench.images_per_sec["runs"] == 1
+    mlbench.models.register("k3_cnn_for_test", keras3_cnn, input_shape=(8, 8, 1))
+    try:
+        result = mlbench.train(model="k3_cnn_for_test", data=(X, Y), eval_data=(XE, YE),
+                               global_batch_size=32, train_steps=3, verbose=False)
+        assert isinstance(result.model, keras.Model) and "accuracy" in result.final_metrics
+        with pytest.raises(ValueError, match="Keras 3 has no LARS"):
+            mlbench.train(model="k3_cnn_for_test", data=(X, Y), optimizer="lars",
+                          global_batch_size=32, train_steps=3, verbose=False)
+    finally:
+        mlbench.models.unregister("k3_cnn_for_test")

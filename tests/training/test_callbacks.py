@@ -9,6 +9,7 @@ import tf_keras
 
 import mlbench
 from mlbench.training.callbacks import CallbackError, keras_history
+from mlbench.training.checkpoints import latest_checkpoint
 from conftest import digit_arrays, own_cnn
 
 (X, Y), (XE, YE) = digit_arrays()
@@ -46,7 +47,7 @@ def test_early_stopping_model_checkpoint_and_csv_logger_work_unchanged(tmp_path,
     assert (result.status, result.steps) == ("stopped", 10)
     assert sorted(p.name for p in (tmp_path / "run").glob("best-*")) == \
         ["best-01." + extension]
-    assert mlbench.training.checkpoints.latest_checkpoint(str(tmp_path / "run")).endswith(
+    assert latest_checkpoint(str(tmp_path / "run")).endswith(
         "ckpt-10")
     history = result.keras_history
     assert history["val_loss"][0] == history["val_loss"][1] == history["eval_loss"][1]
@@ -119,3 +120,19 @@ def test_bad_callbacks_are_refused_before_model_dir_exists(tmp_path, callbacks, 
     with pytest.raises(ValueError, match=needle):
         train(keras3_cnn, tmp_path, callbacks)
     assert not (tmp_path / "run").exists()
+
+
+def test_keras_3_monitors_in_auto_mode_learn_which_way_mlbenchs_metrics_improve(tmp_path):
+    """Keras 3 reads 'auto' from compiled metrics (mlbench's model has none): val_accuracy
+    is maximised, val_loss minimised, so ModelCheckpoint works with its defaults."""
+    best = keras.callbacks.ModelCheckpoint(str(tmp_path / "best.keras"), monitor="val_accuracy",
+                                           save_best_only=True)
+    by_loss = keras.callbacks.EarlyStopping(monitor="val_loss", patience=5)
+    train(keras3_cnn, tmp_path, [best, by_loss], train_steps=10, learning_rate=0.05)
+    assert (best.mode, by_loss.mode) == ("max", "min") and (tmp_path / "best.keras").exists()
+    assert best.best == max(keras_history_of(tmp_path)["val_accuracy"])
+
+
+def keras_history_of(tmp_path):
+    import json
+    return keras_history(json.loads((tmp_path / "run" / "result.json").read_text())["history"])

@@ -1,0 +1,238 @@
+"""After the run: load, evaluate and export a `model_dir` from any process, and a sidecar
+evaluator that evaluates each new checkpoint while a training job writes them.
+
+Everything is rebuilt from the run's own record (`mlbench.rundir`) through the same plan
+and builder as training (`plan.resolve` → `parts.build`, on one device), so the model,
+its precision policy, the eval pipeline and the metrics are the run's: an evaluation of a
+checkpoint equals the run's own eval at that step on the same data.
+
+Why not Keras' `SidecarEvaluator` or Model Garden's `continuous_eval`: both evaluate a
+Keras `compile`d model or an Orbit evaluator; mlbench's eval is its task's counts summed
+over replicas, and its checkpoints hold mlbench's (model, optimizer) pair.
+"""
+import dataclasses
+import json
+import os
+import time
+from typing import Dict, Optional
+
+import tensorflow as tf
+
+from mlbench import plan as plan_lib
+from mlbench import rundir
+from mlbench.arguments import train_defaults
+from mlbench.files import write_json
+from mlbench.parts import build
+from mlbench.results import TrainResult
+from mlbench.training import checkpoints
+
+EVALUATIONS = "evaluations"
+SIDECAR = "validation_sidecar"  # TensorBoard run of the sidecar evaluator
+ENDED = ("finished", "stopped", "interrupted")
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """One checkpoint evaluated: its step, path, metrics, and the file written."""
+    step: int
+    checkpoint: str
+    metrics: Dict[str, float]
+    path: Optional[str] = None
+
+    def line(self):
+        return (f"evaluated step {self.step} ({self.checkpoint}): " +
+                "  ".join(f"{k} {v:.4f}" for k, v in self.metrics.items()))
+
+
+def _rebuilt(model_dir, model=None, data=None):
+    """(record, plan, parts) of `model_dir`'s run on one device; nothing restored yet."""
+    record = rundir.read(model_dir)
+    plan = plan_lib.resolve(rundir.train_arguments(record, train_defaults(), model, data))
+    return record, plan, build(plan)
+
+
+def checkpoint_path(model_dir, checkpoint=None):
+    """The checkpoint `checkpoint` names: None = the latest, 'best' = the kept best (see
+    `keep_best`), a step (int), or a path; refused, naming it, when it does not exist."""
+    rundir.read(model_dir)  # a missing run is said first
+    if checkpoint is None:
+        path = checkpoints.latest_checkpoint(model_dir)
+    elif checkpoint == "best":
+        path = checkpoints.best_checkpoint(model_dir)
+    elif isinstance(checkpoint, int) and not isinstance(checkpoint, bool):
+        path = os.path.join(checkpoints.directory(model_dir), f"ckpt-{checkpoint}")
+    else:
+        path = str(checkpoint)
+    if not path or not tf.io.gfile.exists(path + ".index"):
+        raise ValueError(f"`checkpoint` ({checkpoint!r}) names no checkpoint of `model_dir` "
+                         f"({model_dir!r}); expected None (the latest), 'best' (with "
+                         "keep_best), a step or a checkpoint path.")
+    return path
+
+
+def step_of(path):
+    """The global step in a checkpoint's name (`.../ckpt-120` → 120)."""
+    return int(os.path.basename(path).rsplit("-", 1)[1])
+
+
+def _restore(parts, path):
+    # Optimizer slots are restored when a step creates them; evaluation creates none.
+    parts.checkpoint.restore(path).expect_partial()
+
+
+def load(model_dir, checkpoint=None, model=None, data=None):
+    """The run in `model_dir` as a TrainResult, its model restored from a checkpoint.
+
+    Args:
+      model_dir: a train run's directory (it holds run.json).
+      checkpoint: None (the latest), 'best' (with `keep_best`), a step, or a path.
+      model: the model function, when the run's cannot be rebuilt from its record (a
+        lambda, a function defined in a notebook, a model instance).
+      data: data for the run's input pipeline when its own were arrays or a dataset.
+
+    Returns:
+      TrainResult: the stored result.json's figures (or, for a run still training, its
+      record), `model` restored, `loaded_from` = `model_dir`, `restored_from` the path.
+    """
+    path = checkpoint_path(model_dir, checkpoint)
+    record, plan, parts = _rebuilt(model_dir, model, data)
+    _restore(parts, path)
+    stored = os.path.join(model_dir, "result.json")
+    summary = {"status": "running", "steps": step_of(path), "final_metrics": {},
+               "reached_target": False, "time_to_quality_s": None,
+               "examples_per_second": None, "history": [], "config": record["arguments"],
+               "ran": {"precision": record["precision"]}, "model_dir": model_dir}
+    if os.path.exists(stored):
+        with open(stored) as f:
+            summary = json.load(f)
+    return TrainResult.from_summary(summary, parts.model, parts.optimizer,
+                                    loaded_from=model_dir, restored_from=path)
+
+
+def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):
+    """Evaluates a checkpoint of `model_dir` on the run's eval data (or `data`), prints the
+    metrics and writes them to `model_dir/evaluations/<step>.json`.
+
+    Returns:
+      Evaluation: step, checkpoint, metrics (mlbench's names, as the run's evals).
+
+    Raises:
+      ValueError: no run in `model_dir`, no such checkpoint, or no eval data (the run's
+        were arrays: give `data=`), before anything is built.
+    """
+    path = checkpoint_path(model_dir, checkpoint)
+    _, plan, parts = _rebuilt(model_dir, model, data)
+    _check_eval(plan, model_dir)
+    evaluation = _evaluate(parts, path, model_dir, data)
+    if verbose:
+        print(evaluation.line())
+    return evaluation
+
+
+def _check_eval(plan, model_dir):
+    if not plan.has_eval:
+        raise ValueError(f"the run in `model_dir` ({model_dir!r}) has no eval set "
+                         f"(data {plan.source.name!r}): give `data=`.")
+
+
+def _evaluate(parts, path, model_dir, data):
+    _restore(parts, path)
+    metrics = parts.step.evaluate(parts.make_eval())
+    evaluation = Evaluation(step_of(path), path, metrics)
+    folder = os.path.join(model_dir, EVALUATIONS)
+    os.makedirs(folder, exist_ok=True)
+    evaluation.path = os.path.join(folder, f"{evaluation.step}.json")
+    write_json(evaluation.path, dict(dataclasses.asdict(evaluation),
+                                     data=None if data is None else _data_name(data)),
+               indent=1)
+    return evaluation
+
+
+def _data_name(data):
+    from mlbench.reprs import short
+    return data if isinstance(data, str) else short(data)
+
+
+def export(model_dir, export_dir, checkpoint=None, model=None, data=None):
+    """Writes a checkpoint's model as a SavedModel with a serving signature
+    (`tf.saved_model.load(export_dir).signatures['serving_default']`)."""
+    if os.path.exists(export_dir) and os.listdir(export_dir):
+        raise ValueError(f"`export_dir` ({export_dir!r}) is not empty; give a new directory.")
+    return load(model_dir, checkpoint, model, data).export(export_dir)
+
+
+def watch(model_dir, data=None, model=None, timeout=None, poll_s=1.0, verbose=True):
+    """A sidecar evaluator: evaluates every new checkpoint of `model_dir` exactly once,
+    oldest first, while another process trains there (any strategy), and logs each to
+    TensorBoard (`model_dir/validation_sidecar`) and `evaluations/<step>.json`.
+
+    It waits for the run to start (its run.json), and stops when the run's result.json says
+    it ended (finished, stopped or interrupted) and every checkpoint up to its last step is
+    evaluated, or after `timeout` seconds.
+
+    Returns:
+      [Evaluation] in the order they were made.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not os.path.exists(os.path.join(model_dir, rundir.FILE)):
+        if _past(deadline):
+            raise TimeoutError(f"no run started in `model_dir` ({model_dir!r}) within "
+                               f"{timeout} s (no {rundir.FILE}).")
+        time.sleep(poll_s)
+    _, plan, parts = _rebuilt(model_dir, model, data)
+    _check_eval(plan, model_dir)
+    writer = tf.summary.create_file_writer(os.path.join(model_dir, SIDECAR))
+    done, evaluations = set(), []
+    while True:
+        ended = _ended(model_dir)  # read before listing: no checkpoint written after it
+        for path in _new_checkpoints(model_dir, done):
+            evaluation = _evaluate_once(parts, path, model_dir, data, writer)
+            done.add(path)
+            if evaluation is not None:
+                evaluations.append(evaluation)
+                if verbose:
+                    print(evaluation.line(), flush=True)
+        if ended or _past(deadline):
+            return evaluations
+        time.sleep(poll_s)
+
+
+def _past(deadline):
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _new_checkpoints(model_dir, done):
+    state = tf.train.get_checkpoint_state(checkpoints.directory(model_dir))
+    paths = list(state.all_model_checkpoint_paths) if state else []
+    return sorted((p for p in paths if p not in done), key=step_of)
+
+
+def _evaluate_once(parts, path, model_dir, data, writer):
+    """Evaluates `path`; None when the training job deleted it first (it keeps the last
+    few only): the sidecar fell behind, and says so."""
+    try:
+        evaluation = _evaluate(parts, path, model_dir, data)
+    except (tf.errors.NotFoundError, ValueError):
+        if tf.io.gfile.exists(path + ".index"):
+            raise
+        print(f"skipped {path}: removed by the training job before it was evaluated",
+              flush=True)
+        return None
+    with writer.as_default(step=evaluation.step):
+        for name, value in evaluation.metrics.items():
+            tf.summary.scalar(name, value)
+        tf.summary.scalar("loss", evaluation.metrics.get("eval_loss", float("nan")))
+    writer.flush()
+    return evaluation
+
+
+def _ended(model_dir):
+    """The run's result.json says it ended, and it is this run's (written after the run
+    started: a resumed run's old result.json is older than its run.json)."""
+    result = os.path.join(model_dir, "result.json")
+    if not os.path.exists(result):
+        return False
+    if os.path.getmtime(result) < os.path.getmtime(os.path.join(model_dir, rundir.FILE)):
+        return False
+    with open(result) as f:
+        return json.load(f).get("status") in ENDED

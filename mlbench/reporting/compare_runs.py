@@ -1,0 +1,150 @@
+"""`mlbench compare` for training runs and MLPerf run sets, and the environment check
+every comparison makes.
+
+A train run is one sitting: its time to quality is steps to the target × time per step.
+Steps to the target are exact (the same seed and data give the same count), so a
+different count is a real difference in convergence; throughput of a single run has no
+spread of its own, so examples/sec and time to quality are judged against a stated band
+(SINGLE_RUN_BAND) rather than a measured one. MLPerf run sets carry several runs: their
+score's band is the runs' own spread, as benchmark comparisons use theirs.
+"""
+import dataclasses
+import math
+import statistics
+from typing import List, Optional
+
+SINGLE_RUN_BAND = 0.05  # ±5 %: a single run's throughput varies about this much on a
+#                         shared 2-core machine between sittings (docs/reports.md)
+NOISE_SIGMAS = 2.0
+MACHINE_KEYS = ("machine", "cpu", "cpu_cores", "accelerator")
+STACK_KEYS = ("tensorflow", "cuda_cudnn (TF build)")  # not mlbench's git hash: comparing two
+#                                                        commits is what compare is for
+
+
+def environment_differences(baseline, candidate):
+    """['different machines', 'different stack'] as the two environments differ (keys
+    missing on either side are not compared; an empty environment compares nothing)."""
+    notes = []
+    for label, keys in (("different machines", MACHINE_KEYS), ("different stack", STACK_KEYS)):
+        differ = [k for k in keys if k in baseline and k in candidate
+                  and baseline[k] != candidate[k]]
+        if differ:
+            notes.append(f"{label} ({', '.join(f'{k}: {baseline[k]} vs {candidate[k]}' for k in differ)})")
+    return notes
+
+
+@dataclasses.dataclass
+class RunRow:
+    quantity: str
+    baseline: Optional[float]
+    candidate: Optional[float]
+    verdict: str
+    regression: bool = False
+
+    @property
+    def ratio(self):
+        if self.baseline in (None, 0) or self.candidate is None:
+            return None
+        return self.candidate / self.baseline
+
+    def to_dict(self):
+        return dict(dataclasses.asdict(self), ratio=self.ratio)
+
+
+@dataclasses.dataclass
+class RunComparison:
+    """Candidate vs baseline for two train runs or two MLPerf run sets."""
+    kind: str
+    baseline: str
+    candidate: str
+    rows: List[RunRow]
+    environment: List[str]
+    threshold: Optional[float]
+
+    @property
+    def regressed(self):
+        return any(r.regression for r in self.rows)
+
+    def table(self):
+        lines = [f"baseline {self.baseline}  →  candidate {self.candidate} ({self.kind} runs)"]
+        lines += [f"WARNING: {note}: the figures are not from one environment"
+                  for note in self.environment]
+        lines.append("quantity\tbaseline\tcandidate\tratio\tverdict")
+        for r in self.rows:
+            ratio = "-" if r.ratio is None else f"{r.ratio:.3f}"
+            lines.append(f"{r.quantity}\t{_figure(r.baseline)}\t{_figure(r.candidate)}\t{ratio}"
+                         f"\t{r.verdict}" + ("  REGRESSION" if r.regression else ""))
+        return "\n".join(lines)
+
+    def to_dict(self):
+        return {"kind": self.kind, "baseline": self.baseline, "candidate": self.candidate,
+                "environment": self.environment, "rows": [r.to_dict() for r in self.rows],
+                "regressed": self.regressed,
+                "threshold_pct": None if self.threshold is None else 100 * self.threshold}
+
+
+def _figure(value):
+    return "-" if value is None else f"{value:.4g}"
+
+
+def steps_to_target(result):
+    """The step of the run's first eval meeting its target (None: not reached)."""
+    target = (result.get("config") or {}).get("target") or {}
+    for record in result.get("history", []):
+        metrics = record.get("metrics")
+        if metrics and target and all(metrics.get(k, -math.inf) >= v for k, v in target.items()):
+            return record["step"]
+    return None
+
+
+def _judged(quantity, b, c, band, threshold, lower_is_better=True):
+    """A faster / slower / within-noise verdict beyond `band` (a fraction): for a time
+    lower is better, for a rate higher is."""
+    if not b or c is None:
+        return RunRow(quantity, b, c, "not comparable (missing on a side)")
+    ratio = c / b
+    gain = 1 - ratio if lower_is_better else ratio - 1
+    verdict = "faster" if gain > band else "slower" if -gain > band else "within noise"
+    return RunRow(quantity, b, c, verdict,
+                  threshold is not None and verdict == "slower" and -gain > threshold)
+
+
+def compare_train(base, cand, threshold=None):
+    """Two train runs: steps to the target (exact), time to quality and examples/sec."""
+    b, c = base.data, cand.data
+    steps_b, steps_c = steps_to_target(b), steps_to_target(c)
+    if steps_b is None or steps_c is None:
+        steps_verdict = "not comparable (not reached on a side)"
+    else:
+        steps_verdict = ("fewer steps" if steps_c < steps_b else "more steps"
+                         if steps_c > steps_b else "same steps")
+    rows = [RunRow("steps to target", steps_b, steps_c, steps_verdict),
+            _judged("time to quality (s)", b.get("time_to_quality_s"),
+                    c.get("time_to_quality_s"), SINGLE_RUN_BAND, threshold),
+            _judged("examples/sec", b.get("examples_per_second"), c.get("examples_per_second"),
+                    SINGLE_RUN_BAND, threshold, lower_is_better=False)]
+    for name in sorted(set(b.get("final_metrics", {})) & set(c.get("final_metrics", {}))):
+        rows.append(RunRow(f"final {name}", b["final_metrics"][name],
+                           c["final_metrics"][name], "(shown)"))
+    return RunComparison("train", base.path, cand.path, rows,
+                         environment_differences(base.environment, cand.environment), threshold)
+
+
+def _minutes(run_set):
+    return [r["minutes"] for r in run_set.get("runs", []) if r.get("minutes") is not None]
+
+
+def compare_mlperf(base, cand, threshold=None):
+    """Two MLPerf run sets: the score (minutes to train), banded by the runs' own spread."""
+    b, c = base.data["score"].get("minutes"), cand.data["score"].get("minutes")
+    spreads = []
+    for side in (base.data, cand.data):
+        minutes = _minutes(side)
+        spreads.append(statistics.stdev(minutes) / statistics.fmean(minutes)
+                       if len(minutes) > 1 else SINGLE_RUN_BAND / NOISE_SIGMAS)
+    band = NOISE_SIGMAS * math.hypot(*spreads)
+    rows = [_judged("minutes to train (score)", b, c, band, threshold)]
+    rows.append(RunRow("runs", len(base.data.get("runs", [])), len(cand.data.get("runs", [])),
+                       "(shown)"))
+    return RunComparison("mlperf", base.path, cand.path, rows,
+                         environment_differences(base.environment, cand.environment), threshold)

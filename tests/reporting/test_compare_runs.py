@@ -1,0 +1,60 @@
+"""`compare` on train runs (steps to target, time to quality) and the environment check."""
+import json
+
+import pytest
+
+import mlbench
+from mlbench.reporting import compare_runs
+
+
+def _train(model_dir, learning_rate):
+    return mlbench.train(model="simple_cnn", data="digits", global_batch_size=32,
+                         train_steps=200, eval_every=10, steps_per_loop=10,
+                         target={"top1": 0.7}, learning_rate=learning_rate,
+                         model_options={"image_size": 8}, precision="float32", verbose=False,
+                         warmup=True,  # compile before the clock: the times compare steps
+                         model_dir=str(model_dir))
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lr")
+    return _train(root / "fast", 0.05), _train(root / "slow", 0.0001)
+
+
+def test_two_train_runs_of_different_learning_rates_get_a_verdict(two_runs):
+    fast, slow = two_runs
+    assert fast.reached_target and slow.reached_target
+    result = mlbench.compare(fast.model_dir, slow.model_dir)
+    rows = {r.quantity: r for r in result.rows}
+    steps = rows["steps to target"]
+    first_met = [h["step"] for h in slow.history if h.get("metrics", {}).get("top1", 0) >= 0.7]
+    assert steps.candidate == first_met[0] and steps.candidate > steps.baseline
+    assert steps.verdict == "more steps"
+    ttq = rows["time to quality (s)"]
+    assert (ttq.baseline, ttq.candidate) == (fast.time_to_quality_s, slow.time_to_quality_s)
+    assert ttq.verdict == "slower"  # several times the steps: far beyond the ±5 % band
+    assert result.environment == []  # one process: one machine, one stack
+    assert "steps to target" in result.table() and "WARNING" not in result.table()
+    strict = mlbench.compare(fast.model_dir, slow.model_dir, fail_on_regression="5%")
+    assert strict.regressed
+
+
+def test_a_side_from_another_machine_is_flagged(two_runs, tmp_path):
+    fast, slow = two_runs
+    stored = json.loads(open(f"{slow.model_dir}/result.json").read())
+    assert stored["environment"]["tensorflow"].startswith("2.20")
+    stored["environment"]["cpu"] = "Another CPU"
+    (tmp_path / "result.json").write_text(json.dumps(stored))
+    result = mlbench.compare(fast.model_dir, str(tmp_path))
+    assert len(result.environment) == 1 and result.environment[0].startswith(
+        "different machines (cpu: ")
+    assert "WARNING: different machines" in result.table()
+
+
+def test_environment_differences_name_machines_and_stacks():
+    a = {"cpu": "x", "cpu_cores": 2, "tensorflow": "2.20.0", "accelerator": "none"}
+    assert compare_runs.environment_differences(a, dict(a)) == []
+    notes = compare_runs.environment_differences(a, dict(a, tensorflow="2.21.0", cpu_cores=8))
+    assert [n.split(" (")[0] for n in notes] == ["different machines", "different stack"]
+    assert compare_runs.environment_differences({}, a) == []
