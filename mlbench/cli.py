@@ -14,6 +14,7 @@ import glob
 import inspect
 import os
 import sys
+import traceback
 
 from mlbench.bench import platforms  # plain records: no TensorFlow
 from mlbench.files import refuse_earlier_results, write_json  # no TensorFlow either
@@ -27,9 +28,13 @@ EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usag
 NOT_FLAGS = ("gin_files", "gin_bindings", "callbacks", "eval_data")  # not from a shell
 
 
-def _quiet_tensorflow():
-    """No C++ INFO/WARNING lines; on machines without an NVIDIA device, no cuInit error."""
+def _quiet_tensorflow(debug=False):
+    """No C++ INFO/WARNING lines; on machines without an NVIDIA device, no cuInit error
+    (`--debug` keeps TensorFlow's own log)."""
     import mlbench
+    if debug:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        return
     if "TF_CPP_MIN_LOG_LEVEL" not in os.environ or getattr(mlbench, "LOG_LEVEL_DEFAULTED",
                                                           False):
         no_gpu = not glob.glob("/dev/nvidia[0-9]*")
@@ -474,6 +479,33 @@ def _host_flags(parser):
     parser.add_argument("--job_name", default="worker", help="worker | ps | chief.")
 
 
+LISTS = ("models", "data", "suites", "platforms", "configs")
+
+
+def _list_flags(parser):
+    parser.add_argument("what", choices=LISTS, help="what to list: " + ", ".join(LISTS) + ".")
+
+
+def _run_list(args):
+    """Names a flag takes, one per line (so no one learns them from an error message)."""
+    if args.what == "platforms":
+        for name in sorted(platforms.RECORDS):
+            print(f"{name}\t{platforms.RECORDS[name]['name']}")
+        return EXIT_OK
+    if args.what in ("suites", "configs"):
+        from mlbench.config import shipped_gin_root
+        root = shipped_gin_root()
+        pattern = "benchmarks/*.gin" if args.what == "suites" else "**/*.gin"
+        for path in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+            relative = os.path.relpath(path, root)
+            print(os.path.basename(path)[:-4] if args.what == "suites" else relative)
+        return EXIT_OK
+    import mlbench
+    print("\n".join(mlbench.models.list_models() if args.what == "models"
+                    else mlbench.data.names()))
+    return EXIT_OK
+
+
 COMMANDS = {
     "train": ("train a model (every mlbench.train argument is a flag; gin underneath)",
               lambda p: (_gin_flags(p), _import_flags(p), _train_flags(p), _host_flags(p)),
@@ -496,15 +528,21 @@ COMMANDS = {
                 "a verdict from the runs' own noise", _compare_flags, _run_compare),
     "data": ("write ImageNet- or BERT-format TFRecords from bundled real data",
              _data_flags, _run_data),
+    "list": ("the names flags take: models, data, suites, platforms, configs (gin files)",
+             _list_flags, _run_list),
     "launch": ("run a command as N local workers (and M parameter servers) with TF_CONFIG",
                _launch_flags, _run_launch),
 }
 
 
 def build_parser():
+    from mlbench.version import __version__
     parser = argparse.ArgumentParser(
         prog="mlbench", description="Train and benchmark the classic CNNs and BERT on TF2.",
         epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"mlbench {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on failure, print the traceback; keep TensorFlow's own log.")
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
                                 required=True)
     for name, (summary, add_flags, handler) in COMMANDS.items():
@@ -544,8 +582,17 @@ def _import_modules(modules):
 
 
 def main(argv=None):
-    _quiet_tensorflow()  # before the parser: `train`'s flags come from mlbench.train (imports TF)
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--version"]:  # answered before TensorFlow loads for the parser
+        from mlbench.version import __version__
+        print(f"mlbench {__version__}")
+        return EXIT_OK
+    # before the parser: `train`'s flags come from mlbench.train (imports TF)
+    _quiet_tensorflow(debug=argv[:1] == ["--debug"])
+    return _main(build_parser().parse_args(argv), argv)
+
+
+def _main(args, argv):
     try:
         _tf_config_from_flags(args)
         _import_modules(vars(args).pop("imports", ()))
@@ -560,12 +607,19 @@ def main(argv=None):
                   "was saved", file=sys.stderr)
         return code
     except (ValueError, TypeError) as e:
-        message = _naming_flags(str(e), sys.argv[1:] if argv is None else argv)
+        _traceback_if(args.debug)
+        message = _naming_flags(str(e), argv)
         print(f"mlbench {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:  # noqa: BLE001  (a failed run: say what, exit 1)
+        _traceback_if(args.debug)
         print(f"mlbench {args.command}: failed: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _traceback_if(debug):
+    if debug:
+        traceback.print_exc()
 
 
 def run_main():

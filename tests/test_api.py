@@ -105,11 +105,18 @@ def test_tensorboard_layout_reads_back(tmp_path):
     values = {tag: [tf.make_ndarray(e.tensor_proto) for e in validation.Tensors(tag)]
               for tag in ("loss", "eval_loss")}
     assert values["loss"] == values["eval_loss"] and len(values["loss"]) == 2
-    # hyperparameters at the root: TensorBoard's HParams session is the run directory, so
-    # its train/ and validation/ scalars are that session's metrics
-    root = EventAccumulator(str(tmp_path / "run")).Reload()
-    assert "_hparams_/session_start_info" in root.Tags()["tensors"]
-    assert "_hparams_/session_start_info" not in train.Tags()["tensors"]
+    # hyperparameters at the root: with the hparams plugin's own matching (a session is a
+    # run holding them; a scalar run belongs to its longest parent session), the run's
+    # validation metrics belong to its session
+    from tensorboard.backend.event_processing import plugin_event_multiplexer
+    from tensorboard.plugins.hparams import backend_context
+    multiplexer = plugin_event_multiplexer.EventMultiplexer()
+    multiplexer.AddRunsFromDirectory(str(tmp_path)).Reload()
+    runs = multiplexer.Runs()
+    sessions = {run for run, tags in runs.items()
+                if "_hparams_/session_start_info" in tags["tensors"]}
+    assert sessions == {"run"}
+    assert backend_context._find_longest_parent_path(sessions, "run/validation") == "run"
 
 
 def test_rerunning_a_finished_run_reports_it_and_leaves_result_json_byte_identical(

@@ -278,3 +278,28 @@ def test_gin_job_trains_a_keras_3_model_with_callbacks_and_a_stop_exits_3(tmp_pa
     again = run_cli(*args, cwd=tmp_path)
     assert again.returncode == 3 and "already stopped at step 8" in again.stdout
     assert json.loads((tmp_path / "run" / "result.json").read_text()) == saved
+
+
+def test_version_answers_without_tensorflow_and_debug_shows_the_traceback():
+    script = ("import sys; from mlbench import cli; code = cli.main(['--version']); "
+              "print(code, 'tensorflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=ENV,
+                         capture_output=True, text=True, timeout=120)
+    from mlbench.version import __version__
+    assert out.stdout.split() == ["mlbench", __version__, "0", "False"], out.stderr[-2000:]
+    bad = ("train", "--model=resnet5O", "--data=digits", "--global_batch_size=8",
+           "--train_steps=1")
+    plain, debug = run_cli(*bad), run_cli("--debug", *bad)
+    assert plain.returncode == debug.returncode == 2
+    assert "Traceback" not in plain.stderr and "'resnet5O'" in plain.stderr
+    assert "Traceback (most recent call last)" in debug.stderr and "'resnet5O'" in debug.stderr
+
+
+def test_list_names_what_each_flag_takes():
+    import mlbench
+    from mlbench.bench import platforms
+    models, suites, names = (run_cli("list", what) for what in ("models", "suites", "platforms"))
+    assert models.stdout.split() == mlbench.models.list_models()
+    assert {"dgx1_p100", "cpu_2core"} <= set(suites.stdout.split())
+    assert [line.split("\t")[0] for line in names.stdout.splitlines()] == sorted(platforms.RECORDS)
+    assert run_cli("list", "nothing").returncode == 2

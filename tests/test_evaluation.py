@@ -32,20 +32,26 @@ print(json.dumps(out))
 
 
 MY_MODELS = '''
-import tf_keras as keras
+import keras
+import tf_keras
 
 
 def small_cnn():
-    inputs = keras.Input((8, 8, 1))
-    x = keras.layers.Flatten()(keras.layers.Conv2D(8, 3, activation="relu")(inputs))
-    return keras.Model(inputs, keras.layers.Dense(10)(x))
+    inputs = tf_keras.Input((8, 8, 1))
+    x = tf_keras.layers.Flatten()(tf_keras.layers.Conv2D(8, 3, activation="relu")(inputs))
+    return tf_keras.Model(inputs, tf_keras.layers.Dense(10)(x))
+
+
+def keras3_cnn():
+    return keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(8, 3, activation="relu"),
+                             keras.layers.Flatten(), keras.layers.Dense(10)])
 '''
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """A zoo model and an own model (import path `my_models:small_cnn`), trained in this
-    process; the own one keeps its best checkpoint by the *largest* eval loss, which is
+    """A zoo model and two own models (tf_keras and Keras 3, import paths
+    `my_models:small_cnn` and `my_models:keras3_cnn`), trained in this process; the tf_keras one keeps its best checkpoint by the *largest* eval loss, which is
     not the last eval's."""
     root = tmp_path_factory.mktemp("runs")
     (root / "my_models.py").write_text(MY_MODELS)
@@ -58,7 +64,10 @@ def runs(tmp_path_factory):
     own = mlbench.train(model=my_models.small_cnn, data="digits", global_batch_size=32, train_steps=20,
                         eval_every=5, learning_rate=0.05, keep_best={"eval_loss": "max"},
                         verbose=False, model_dir=str(root / "own"))
-    return {"zoo": zoo, "own": own}
+    keras3 = mlbench.train(model=my_models.keras3_cnn, data="digits", global_batch_size=32,
+                           train_steps=10, eval_every=5, optimizer="adam", learning_rate=0.01,
+                           verbose=False, model_dir=str(root / "keras3"))
+    return {"zoo": zoo, "own": own, "keras3": keras3}
 
 
 def test_a_fresh_process_loads_the_weights_and_evaluates_as_the_run(runs):

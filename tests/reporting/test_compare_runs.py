@@ -58,3 +58,20 @@ def test_environment_differences_name_machines_and_stacks():
     notes = compare_runs.environment_differences(a, dict(a, tensorflow="2.21.0", cpu_cores=8))
     assert [n.split(" (")[0] for n in notes] == ["different machines", "different stack"]
     assert compare_runs.environment_differences({}, a) == []
+
+
+def test_mlperf_run_sets_are_judged_by_their_runs_spread():
+    from mlbench.reporting.sources import Source
+
+    def run_set(minutes, score):
+        return Source("mlperf", "set", "MLPerf", {"score": {"minutes": score},
+                                                  "runs": [{"minutes": m} for m in minutes]})
+    base = run_set([10.0, 10.2, 9.8, 10.1, 9.9], 10.0)
+    spread = compare_runs.statistics.stdev([10.0, 10.2, 9.8, 10.1, 9.9]) / 10.0
+    band = 2 * (2 * spread ** 2) ** 0.5  # both sides have the same spread
+    inside = compare_runs.compare_mlperf(base, run_set([10.0, 10.2, 9.8, 10.1, 9.9],
+                                                       10.0 * (1 + 0.9 * band)))
+    beyond = compare_runs.compare_mlperf(base, run_set([10.0, 10.2, 9.8, 10.1, 9.9],
+                                                       10.0 * (1 + 1.1 * band)), 0.01)
+    assert inside.rows[0].verdict == "within noise" and not inside.regressed
+    assert beyond.rows[0].verdict == "slower" and beyond.regressed
