@@ -139,6 +139,24 @@ def unscaled_gradients(optimizer, gradients):
     return optimizer.get_unscaled_gradients(gradients)
 
 
+def agree_on_overflow(optimizer, gradients):
+    """Replica gradients that overflow together (in a replica context).
+
+    Keras 3's LossScaleOptimizer decides to skip a step from the first replica's gradients
+    only (it assumes they were all-reduced already; they are reduced later, inside the
+    inner optimizer), so an overflow on another replica would be applied as inf. Here the
+    replicas agree first: if any replica's gradients are not finite, every replica's
+    become NaN, and the step is skipped everywhere. tf_keras' checks every replica itself.
+    """
+    if not keras3.is_optimizer(optimizer):
+        return gradients
+    finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
+    overflowed = tf.distribute.get_replica_context().all_reduce(  # replicas that overflowed
+        tf.distribute.ReduceOp.SUM, 1.0 - tf.cast(finite, tf.float32))
+    return [tf.where(overflowed > 0, tf.fill(tf.shape(g), float("nan")), g)
+            for g in gradients]
+
+
 def loss_scale(optimizer):
     """The current dynamic loss scale (a tensor) of a loss-scaled optimizer."""
     if keras3.is_optimizer(optimizer):

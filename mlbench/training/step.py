@@ -158,6 +158,8 @@ class TrainStep:
         if self.mode == "forward":
             return self.replica_fn(batch)
         grads, loss = self.replica_fn(batch)
+        if self.loss_scaled and self.strategy.num_replicas_in_sync > 1:
+            grads = precision.agree_on_overflow(self.optimizer, grads)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
         return loss
 

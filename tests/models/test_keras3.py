@@ -110,6 +110,27 @@ def test_keras_3_float16_overflow_is_skipped_and_counted():
                for a, v in zip(before, model.trainable_variables))
 
 
+def test_keras_3_float16_overflow_on_one_replica_is_skipped_on_both():
+    """Keras 3's LossScaleOptimizer looks at the first replica's gradients only; when the
+    second one alone overflows, the replicas agree first: skipped, weights stay finite."""
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        with precision.policy_scope("mixed_float16"):
+            model = keras3_mlp()
+        optimizer = precision.wrap_optimizer(keras.optimizers.SGD(0.01), "mixed_float16")
+        optimizer.build(model.trainable_variables)
+    step = TrainStep(strategy, model, optimizer, ClassificationTask(4), global_batch_size=16)
+
+    def per_replica(ctx):  # replica 1's inputs are 300x: its float16 gradients overflow
+        x = tf.random.stateless_normal((8, 16), seed=[1, 2])
+        return x * (1.0 if ctx.replica_id_in_sync_group == 0 else 300.0), \
+            tf.constant([0, 1, 2, 3] * 2)
+    inputs = strategy.experimental_distribute_values_from_function(per_replica)
+    assert step.run(inputs, 1).skipped_steps == 1
+    assert float(np.array(optimizer.dynamic_scale)) == 2.0 ** 14
+    assert all(np.isfinite(np.array(v)).all() for v in model.trainable_variables)
+
+
 def test_keras_3_stopped_and_resumed_equals_a_straight_run(vectors, tmp_path):
     _, straight = weights_after(vectors, train_steps=6, optimizer="adam", learning_rate=0.01)
     run = dict(optimizer="adam", learning_rate=0.01, model_dir=str(tmp_path / "run"))
