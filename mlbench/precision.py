@@ -4,7 +4,7 @@ This module decides *whether* to compile; `training/step.py` (`TrainStep._compil
 the one function that applies it.
 
 `auto` picks per platform because the right answer flips between CPU and GPU
-(measured in DESIGN.md): on AMX/AVX512-BF16 CPUs bf16 is ~1.9x faster than
+(measured, docs/benchmarks.md): on AMX/AVX512-BF16 CPUs bf16 is ~1.5-1.9x faster than
 float32 and XLA is ~20x *slower* than oneDNN graph mode; on GPUs XLA and
 fp16/bf16 are the big wins.
 """

@@ -1,4 +1,5 @@
-"""tf_cnn_benchmarks' `variable_update` → a tf.distribute strategy (DESIGN.md table)."""
+"""tf_cnn_benchmarks' `variable_update` → a tf.distribute strategy (docs/distributed.md
+has the table)."""
 from mlbench.distribute import cluster, strategies
 
 VARIABLE_UPDATES = ("parameter_server", "replicated", "distributed_replicated")

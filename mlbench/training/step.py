@@ -1,6 +1,6 @@
 """The compiled, distributed training step (with gradient accumulation) and eval step.
 
-Only this module decides compilation (style rule 5): the per-replica
+Only this module decides compilation (one place decides it, as orbit's loop_fns): the per-replica
 gradient computation is `tf.function(jit_compile=...)`; the loop of
 `steps_per_loop` steps runs inside one `tf.function` over a tensor count.
 """
@@ -73,7 +73,7 @@ class TrainStep:
         self.eval_step = tf.function(eval_fn, reduce_retracing=True)
 
     def _compile(self, jit_compile):
-        """The one place that decides compilation (style rule 5)."""
+        """The one place that decides compilation."""
         self.jit_compile = jit_compile
         replica_fn = self._replica_gradients if self.mode == "train" else self._replica_forward
         self.replica_fn = tf.function(replica_fn, jit_compile=jit_compile)
