@@ -51,8 +51,9 @@ def keras3_cnn():
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """A zoo model and two own models (tf_keras and Keras 3, import paths
-    `my_models:small_cnn` and `my_models:keras3_cnn`), trained in this process; the tf_keras one keeps its best checkpoint by the *largest* eval loss, which is
-    not the last eval's."""
+    `my_models:small_cnn` and `my_models:keras3_cnn`), trained in this process; the
+    tf_keras one keeps its best checkpoint by the *largest* eval loss, which is not the
+    last eval's."""
     root = tmp_path_factory.mktemp("runs")
     (root / "my_models.py").write_text(MY_MODELS)
     sys.path.insert(0, str(root))
@@ -61,8 +62,8 @@ def runs(tmp_path_factory):
     zoo = mlbench.train(model="simple_cnn", data="digits", global_batch_size=32, train_steps=12,
                         eval_every=6, learning_rate=0.05, model_options={"image_size": 8},
                         verbose=False, model_dir=str(root / "zoo"))
-    own = mlbench.train(model=my_models.small_cnn, data="digits", global_batch_size=32, train_steps=20,
-                        eval_every=5, learning_rate=0.05, keep_best={"eval_loss": "max"},
+    own = mlbench.train(model=my_models.small_cnn, data="digits", global_batch_size=32,
+                        train_steps=20, eval_every=5, learning_rate=0.05, keep_best={"eval_loss": "max"},
                         verbose=False, model_dir=str(root / "own"))
     keras3 = mlbench.train(model=my_models.keras3_cnn, data="digits", global_batch_size=32,
                            train_steps=10, eval_every=5, optimizer="adam", learning_rate=0.01,

@@ -29,7 +29,8 @@ def environment_differences(baseline, candidate):
         differ = [k for k in keys if k in baseline and k in candidate
                   and baseline[k] != candidate[k]]
         if differ:
-            notes.append(f"{label} ({', '.join(f'{k}: {baseline[k]} vs {candidate[k]}' for k in differ)})")
+            pairs = ", ".join(f"{k}: {baseline[k]} vs {candidate[k]}" for k in differ)
+            notes.append(f"{label} ({pairs})")
     return notes
 
 
