@@ -593,6 +593,7 @@ def main(argv=None):
 
 
 def _main(args, argv):
+    debug = vars(args).pop("debug", False)  # the CLI's own: no handler takes it
     try:
         _tf_config_from_flags(args)
         _import_modules(vars(args).pop("imports", ()))
@@ -607,12 +608,12 @@ def _main(args, argv):
                   "was saved", file=sys.stderr)
         return code
     except (ValueError, TypeError) as e:
-        _traceback_if(args.debug)
+        _traceback_if(debug)
         message = _naming_flags(str(e), argv)
         print(f"mlbench {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:  # noqa: BLE001  (a failed run: say what, exit 1)
-        _traceback_if(args.debug)
+        _traceback_if(debug)
         print(f"mlbench {args.command}: failed: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_FAILED
 
