@@ -26,6 +26,7 @@ EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usag
               "input, 3 target not reached, 130/143 interrupted by SIGINT/SIGTERM "
               "(checkpoint saved: the same command resumes)")
 NOT_FLAGS = ("gin_files", "gin_bindings", "callbacks", "eval_data")  # not from a shell
+SIMPLE_EXIT_CODES = "exit codes: 0 ok, 1 failed, 2 bad usage or bad input"
 
 
 def _quiet_tensorflow(debug=False):
@@ -101,8 +102,8 @@ def _train_flags(parser):
     parser.add_argument("--display_every", dest="steps_per_loop", type=int, metavar="N",
                         help="tf_cnn_benchmarks' name: a progress line every N steps "
                              "(= --steps_per_loop).")
-    parser.add_argument("--export_dir", help="write the trained model here (SavedModel with "
-                                             "a serving signature, and the tf_keras model).")
+    parser.add_argument("--export_dir", help="write the trained model here: a SavedModel "
+                        "with a serving signature (`mlbench export` does it later).")
 
 
 def _arg_docs(docstring):
@@ -165,8 +166,10 @@ def _after_run_flags(parser, export=False):
     parser.add_argument("--checkpoint", type=_checkpoint_value, metavar="CKPT",
                         help="best (with keep_best), a step, or a checkpoint path "
                              "(default: the latest).")
-    parser.add_argument("--data", type=literal, help="data to evaluate on, a name from "
-                        "mlbench.data.names() (default: the run's own eval data).")
+    parser.add_argument("--data", type=literal, help=(
+        "data for the model's input pipeline when the run's own were arrays (a name from "
+        "`mlbench list data`)." if export else "data to evaluate on, a name from `mlbench "
+        "list data` (default: the run's own eval data)."))
     if export:
         parser.add_argument("--export_dir", required=True,
                             help="a new directory for the SavedModel (serving_default).")
@@ -546,7 +549,8 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
                                 required=True)
     for name, (summary, add_flags, handler) in COMMANDS.items():
-        child = sub.add_parser(name, help=summary, description=summary, epilog=EXIT_CODES)
+        epilog = SIMPLE_EXIT_CODES if name in ("evaluate", "export", "list") else EXIT_CODES
+        child = sub.add_parser(name, help=summary, description=summary, epilog=epilog)
         add_flags(child)
         child.set_defaults(handler=handler)
     return parser
