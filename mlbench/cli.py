@@ -538,7 +538,10 @@ COMMANDS = {
 }
 
 
-def build_parser():
+def build_parser(only=None):
+    """The parser; with `only`, the flags of that subcommand alone (the others keep their
+    summaries): `train`'s flags come from `mlbench.train`, which loads TensorFlow, so
+    `mlbench --help` and other commands do not build them."""
     from mlbench.version import __version__
     parser = argparse.ArgumentParser(
         prog="mlbench", description="Train and benchmark the classic CNNs and BERT on TF2.",
@@ -551,7 +554,8 @@ def build_parser():
     for name, (summary, add_flags, handler) in COMMANDS.items():
         epilog = SIMPLE_EXIT_CODES if name in ("evaluate", "export", "list") else EXIT_CODES
         child = sub.add_parser(name, help=summary, description=summary, epilog=epilog)
-        add_flags(child)
+        if only is None or name == only:
+            add_flags(child)
         child.set_defaults(handler=handler)
     return parser
 
@@ -593,7 +597,9 @@ def main(argv=None):
         return EXIT_OK
     # before the parser: `train`'s flags come from mlbench.train (imports TF)
     _quiet_tensorflow(debug=argv[:1] == ["--debug"])
-    return _main(build_parser().parse_args(argv), argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return _main(build_parser(only=command if command in COMMANDS else "").parse_args(argv),
+                 argv)
 
 
 def _main(args, argv):

@@ -280,13 +280,17 @@ def test_gin_job_trains_a_keras_3_model_with_callbacks_and_a_stop_exits_3(tmp_pa
     assert json.loads((tmp_path / "run" / "result.json").read_text()) == saved
 
 
-def test_version_answers_without_tensorflow_and_debug_shows_the_traceback():
+def test_version_and_help_answer_without_tensorflow_and_debug_shows_the_traceback():
     script = ("import sys; from mlbench import cli; code = cli.main(['--version']); "
-              "print(code, 'tensorflow' in sys.modules)")
+              "print(code, 'tensorflow' in sys.modules)\n"
+              "try:\n    cli.main(['--help'])\nexcept SystemExit as e:\n"
+              "    print('help', e.code, 'tensorflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=ENV,
                          capture_output=True, text=True, timeout=120)
     from mlbench.version import __version__
-    assert out.stdout.split() == ["mlbench", __version__, "0", "False"], out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["mlbench", __version__] and lines[1] == "0 False", out.stderr
+    assert "    evaluate " in out.stdout and lines[-1] == "help 0 False"  # no TensorFlow
     bad = ("train", "--model=resnet5O", "--data=digits", "--global_batch_size=8",
            "--train_steps=1")
     plain, debug = run_cli(*bad), run_cli("--debug", *bad)
