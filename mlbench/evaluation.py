@@ -59,6 +59,10 @@ def checkpoint_path(model_dir, checkpoint=None):
         path = checkpoints.latest_checkpoint(model_dir)
     elif checkpoint == "best":
         path = checkpoints.best_checkpoint(model_dir)
+        if path is None:
+            raise ValueError(f"`checkpoint` ('best'): the run in `model_dir` ({model_dir!r}) "
+                             "kept no best checkpoint; train it with keep_best={metric: "
+                             "'max' | 'min'} (e.g. {'top1': 'max'}), or give a step.")
     elif isinstance(checkpoint, int) and not isinstance(checkpoint, bool):
         path = os.path.join(checkpoints.directory(model_dir), f"ckpt-{checkpoint}")
     else:

@@ -126,6 +126,8 @@ def test_a_run_that_cannot_be_rebuilt_or_a_missing_run_is_refused_with_advice(tm
     with pytest.raises(ValueError, match="cannot be rebuilt from its record.*give `model=`"):
         mlbench.load(str(tmp_path / "lambda"))
     assert mlbench.load(str(tmp_path / "lambda"), model=own_cnn).steps == 2
+    with pytest.raises(ValueError, match="kept no best checkpoint; train it with keep_best"):
+        mlbench.load(str(tmp_path / "lambda"), checkpoint="best", model=own_cnn)
     with pytest.raises(ValueError, match="holds no mlbench run"):
         mlbench.evaluate(str(tmp_path / "nothing"))
     (X2, Y2) = (X[:64], Y[:64])
