@@ -96,7 +96,8 @@ def load(model_dir, checkpoint=None, model=None, data=None):
 
     Returns:
       TrainResult: the stored result.json's figures (or, for a run still training, its
-      record), `model` restored, `loaded_from` = `model_dir`, `restored_from` the path.
+      record with status 'running'), `model` restored, `loaded_from` = `model_dir`,
+      `restored_from` the checkpoint's path.
     """
     path = checkpoint_path(model_dir, checkpoint)
     record, plan, parts = _rebuilt(model_dir, model, data)

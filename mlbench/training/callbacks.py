@@ -35,7 +35,8 @@ class Callback:
         """`num_steps` steps from global step `step` start (one compiled call)."""
 
     def on_block_stop(self, step, logs=None):
-        """A block ended at global step `step`; logs: its mean `loss` and `learning_rate`."""
+        """A block ended at global step `step`; logs: its mean `loss`, the `learning_rate`
+        after it, and its number of `steps`."""
 
     def on_eval_start(self, step):
         """An eval at global step `step` starts."""
@@ -56,6 +57,17 @@ class CallbackError(RuntimeError):
         self.callback, self.event = callback, event
 
 
+def call_each(callbacks, event, *args):
+    """`event(*args)` on each callback in order; an error fails the run, naming the callback."""
+    for callback in callbacks:
+        try:
+            getattr(callback, event)(*args)
+        except CallbackError:
+            raise  # named already (a Keras callback inside KerasCallbacks)
+        except Exception as e:  # any error of a user's code fails the run, named
+            raise CallbackError(callback, event, e) from e
+
+
 class CallbackList(Callback):
     """Dispatches every event to each callback in order; an error names the callback."""
 
@@ -63,13 +75,7 @@ class CallbackList(Callback):
         self.callbacks = [c for c in callbacks if c is not None]
 
     def _each(self, event, *args):
-        for callback in self.callbacks:
-            try:
-                getattr(callback, event)(*args)
-            except CallbackError:
-                raise  # named already (a Keras callback inside KerasCallbacks)
-            except Exception as e:  # any error of a user's code fails the run, named
-                raise CallbackError(callback, event, e) from e
+        call_each(self.callbacks, event, *args)
 
     def set_model(self, model):
         self.model = model
@@ -143,11 +149,7 @@ class KerasCallbacks(Callback):
         self.learning_rate, self.last_logs = None, {}
 
     def _each(self, method, *args):
-        for callback in self.callbacks:
-            try:
-                getattr(callback, method)(*args)
-            except Exception as e:
-                raise CallbackError(callback, method, e) from e
+        call_each(self.callbacks, method, *args)
 
     def set_model(self, model):
         self.model = model
