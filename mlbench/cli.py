@@ -68,6 +68,15 @@ def add_boolean(parser, name, help_text, dest=None):
                         help=argparse.SUPPRESS)
 
 
+def add_boolean_or_auto(parser, name, help_text, dest):
+    """`--name` (true), `--name=true|false|auto` and `--noname`: both spellings, as absl
+    and tf_cnn_benchmarks wrote booleans (`--xla_compile`, `--xla_compile=true`)."""
+    parser.add_argument(f"--{name}", dest=dest, nargs="?", const=True, type=boolean_or_auto,
+                        metavar="true|false|auto", help=help_text)
+    parser.add_argument(f"--no{name}", dest=dest, action="store_const", const=False,
+                        help=argparse.SUPPRESS)
+
+
 def _signature_flags(parser, function, skip=(), aliases=None):
     """One flag per argument of `function` (help from its docstring, its default shown);
     `aliases` gives tf_cnn_benchmarks' flag names for the API's argument names."""
@@ -78,6 +87,9 @@ def _signature_flags(parser, function, skip=(), aliases=None):
         flag, text = aliases.get(name, name), docs.get(name, "")
         if parameter.annotation is bool:
             add_boolean(parser, flag, f"{text} (--no{flag} to turn off)", dest=name)
+        elif _parser_for(parameter)[0] is boolean_or_auto:
+            default = f" (default {parameter.default!r})"
+            add_boolean_or_auto(parser, flag, text + default, dest=name)
         else:
             kind, metavar = _parser_for(parameter)
             default = ("" if parameter.default in (None, inspect.Parameter.empty)
@@ -97,8 +109,8 @@ def _train_flags(parser):
     """One flag per argument of `mlbench.train` (help text from its docstring)."""
     from mlbench.api import train
     _signature_flags(parser, train, skip=NOT_FLAGS)
-    add_boolean(parser, "xla_compile", "tf_cnn_benchmarks' name for --jit_compile.",
-                dest="jit_compile")
+    add_boolean_or_auto(parser, "xla_compile", "tf_cnn_benchmarks' name for --jit_compile.",
+                        dest="jit_compile")
     parser.add_argument("--display_every", dest="steps_per_loop", type=int, metavar="N",
                         help="tf_cnn_benchmarks' name: a progress line every N steps "
                              "(= --steps_per_loop).")
@@ -217,8 +229,6 @@ def _benchmark_flags(parser):
     from mlbench.bench.bench import benchmark
     parser.add_argument("--suite", help="a suite under gin/benchmarks/ (e.g. dgx1_p100).")
     _signature_flags(parser, benchmark, skip=("clock", "verbose"), aliases=BENCHMARK_ALIASES)
-    parser.add_argument("--noxla_compile", dest="jit_compile", action="store_const",
-                        const=False, help=argparse.SUPPRESS)
     add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
     parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
     parser.add_argument("--project", type=int, metavar="N",

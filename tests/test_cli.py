@@ -307,3 +307,15 @@ def test_list_names_what_each_flag_takes():
     assert {"dgx1_p100", "cpu_2core"} <= set(suites.stdout.split())
     assert [line.split("\t")[0] for line in names.stdout.splitlines()] == sorted(platforms.RECORDS)
     assert run_cli("list", "nothing").returncode == 2
+
+
+@pytest.mark.parametrize("command", ["train", "benchmark"])
+def test_xla_compile_is_spelled_both_ways_in_both_commands(command):
+    from mlbench import cli
+    parser = cli.build_parser(only=command)
+    values = [parser.parse_args([command, *flags]).jit_compile for flags in (
+        ["--xla_compile"], ["--xla_compile=true"], ["--xla_compile=false"], ["--noxla_compile"],
+        ["--xla_compile=auto"])]
+    assert values == [True, True, False, False, "auto"]
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, "--xla_compile=maybe"])
