@@ -162,6 +162,14 @@ def _train_dataset_fn(plan, done_steps):
     return dataset_fn
 
 
+def host_pipeline(plan):
+    """The train input pipeline of one input worker, as a plain dataset of per-replica
+    batches (what the diagnosis times alone); None for data made on the devices."""
+    if plan.source.on_device:
+        return None
+    return _train_dataset_fn(plan, 0)(tf.distribute.InputContext())
+
+
 def train_inputs(plan, done_steps=0, coordinator=None):
     """Synthetic data: per-replica values on the devices; otherwise a distributed iterator
     (with parameter servers: a per-worker iterator, each worker reading its own shard).

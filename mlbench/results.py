@@ -36,6 +36,9 @@ class TrainResult:
       restored_from: the checkpoint `mlbench.load` restored the model from.
       environment: the machine and stack the run trained on (as benchmark results record:
         machine, CPU, cores, accelerator, TensorFlow and CUDA build, mlbench's git hash).
+      diagnosis: findings on the run (`mlbench.diagnosis`): whether the input pipeline
+        or the step set the pace, the step's traces, skipped steps and loss scale; each a
+        dict with topic, status, verdict, detail, figures and advice.
       loaded_from: the model_dir whose stored result this is, when the run had already
         finished there (nothing was trained or rewritten); None for a run that trained.
     """
@@ -60,6 +63,7 @@ class TrainResult:
     planned_steps: Optional[int] = None
     restored_from: Optional[str] = None
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    diagnosis: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"

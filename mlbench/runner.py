@@ -18,6 +18,9 @@ from mlbench import config as gin_config
 from mlbench import rundir
 from mlbench.bench.environment import environment
 from mlbench.data.tfrecords import locate_corruption
+from mlbench.diagnosis import lines as diagnosis_lines
+from mlbench.diagnosis import numerics
+from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
@@ -94,6 +97,9 @@ def _run(plan, callbacks, progress):
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
+    timed_pipeline = diagnosis_run.time_host_pipeline(plan)
+    start_state = numerics.snapshot(parts.step.state_variables())
+    start_step = parts.step.global_step
     config = _loop_config(plan, parts, model_dir, log)
     config.progress = progress
     listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir))
@@ -104,13 +110,16 @@ def _run(plan, callbacks, progress):
     rundir.write(model_dir, plan)
     write_hparams(model_dir, plan)
     loop.callbacks.on_configured(configured_info(plan))
-    with _causes_named(plan):
+    with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state,
+                                                             start_step):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
                optimizer=plan.objective.optimizer_hparams)
     earlier = stored["history"] if stored is not None else []
-    result = _result(outcome, parts, plan, ran, model_dir, earlier)
+    diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline,
+                                       outcome.history)
+    result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)
     return result
@@ -230,7 +239,7 @@ def configured_info(plan):
                 target=plan.cadence.target, label_smoothing=plan.objective.label_smoothing)
 
 
-def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):
+def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=()):
     ttq, note = outcome.time_to_quality_s, None
     if parts.resumed_from and ttq is not None:
         ttq, note = None, (f"resumed from step {parts.resumed_from_step}: the clock of a "
@@ -244,7 +253,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=()):
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
-        environment=environment())
+        environment=environment(), diagnosis=list(diagnosis))
     if model_dir:
         result.to_json(os.path.join(model_dir, "result.json"))
     if plan.verbose and outcome.interrupted is None:
@@ -265,4 +274,5 @@ def format_summary(result):
     return (f"RESULT reached_target={result.reached_target} time_to_quality={ttq} "
             f"steps={result.steps} examples/sec={eps if eps is None else round(eps, 1)} "
             f"metrics={ {k: round(v, 4) for k, v in result.final_metrics.items()} } "
-            f"ran={ {k: v for k, v in result.ran.items() if k != 'optimizer'} }")
+            f"ran={ {k: v for k, v in result.ran.items() if k != 'optimizer'} }" +
+            "".join(f"\n{line}" for line in diagnosis_lines(result.diagnosis)))

@@ -210,6 +210,8 @@ class Loop:
         record = {"step": step, "loss": outcome.loss, "lr": outcome.learning_rate,
                   "wall_time_s": time.perf_counter() - run_start,
                   "examples_per_second": eps, "skipped_steps": outcome.skipped_steps}
+        if outcome.loss_scale is not None:
+            record["loss_scale"] = outcome.loss_scale
         history.append(record)
         self._summaries(step, record, outcome.loss_scale)
         self._progress(step, outcome.loss, outcome.learning_rate, eps)

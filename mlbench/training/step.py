@@ -5,6 +5,7 @@ gradient computation is `tf.function(jit_compile=...)`; the loop of
 `steps_per_loop` steps runs inside one `tf.function` over a tensor count.
 """
 import logging
+import time
 from typing import NamedTuple, Optional
 
 import tensorflow as tf
@@ -20,6 +21,19 @@ def split_microbatches(batch, k):
     flat = tf.nest.flatten(batch)
     pieces = [tf.split(t, k) for t in flat]
     return [tf.nest.pack_sequence_as(batch, [p[i] for p in pieces]) for i in range(k)]
+
+
+def input_signature(inputs):
+    """'float32[8, 4], int32[8]': the shapes and dtypes the step is traced for (a
+    distributed iterator's element spec, or per-replica tensors)."""
+    spec = getattr(inputs, "element_spec", None)
+    parts = tf.nest.flatten(spec if spec is not None else inputs, expand_composites=True)
+    return ", ".join(f"{p.dtype.name}{list(p.shape)}" for p in parts
+                     if hasattr(p, "shape") and hasattr(p, "dtype"))
+
+
+def first_line(error):
+    return ((getattr(error, "message", None) or str(error)).strip().splitlines() or [""])[0]
 
 
 class StepOutcome(NamedTuple):
@@ -65,6 +79,11 @@ class TrainStep:
         self.mode, self.coordinator = mode, coordinator
         self.log = log or logging.getLogger("mlbench").warning
         self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
+        # Every trace of the step: {'step', 'inputs', 'seconds' (of the call that traced:
+        # trace, compile and its steps), 'cause'}; read by the compile diagnosis.
+        self.traces = []
+        self.xla_fallback = None  # why XLA refused the step, when it did
+        self._traced_inputs = None
         self._compile(jit_compile)
         # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
         # function read replica 0's variables from replica 1 (TF 2.20), and
@@ -78,6 +97,10 @@ class TrainStep:
         replica_fn = self._replica_gradients if self.mode == "train" else self._replica_forward
         self.replica_fn = tf.function(replica_fn, jit_compile=jit_compile)
         self._loop = tf.function(self._train_loop)
+
+    def recompile(self, jit_compile):
+        """New traces of the step (the numerics replay instruments them with checks)."""
+        self._compile(jit_compile)
 
     def _replica_gradients(self, batch):
         variables = self.model.trainable_variables
@@ -127,6 +150,7 @@ class TrainStep:
         if self.coordinator is not None:
             return self._outcome(*self._run_scheduled(inputs, num_steps))
         count = tf.constant(num_steps, tf.int32)
+        start, at, self._traced_inputs = time.perf_counter(), self.global_step, None
         try:
             result = self._loop(inputs, count)
         except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError,
@@ -135,10 +159,30 @@ class TrainStep:
                 raise
             self.log(f"XLA could not compile the step; running it uncompiled "
                      f"({type(e).__name__}).")
+            self.xla_fallback = f"{type(e).__name__}: {first_line(e)}"
             self._compile(False)
             result = self._loop(inputs, count)
+        self._note_trace(at, time.perf_counter() - start)
         self.steps_run += int(num_steps)
         return self._outcome(*result)
+
+    def _note_trace(self, step, seconds):
+        """Records the call that traced the step (the loop's body ran in Python), with
+        what differs from the previous trace's inputs: the cause of a retrace."""
+        if self._traced_inputs is None:
+            return
+        previous = self.traces[-1]["inputs"] if self.traces else None
+        if previous is None:
+            cause = "first call"
+        elif previous != self._traced_inputs:
+            cause = f"input changed from {previous} to {self._traced_inputs}"
+        elif self.xla_fallback and not any("XLA" in t["cause"] for t in self.traces):
+            cause = "XLA refused the step: traced again uncompiled"
+        else:
+            cause = ("same input shapes: a Python value or object passed to the step "
+                     "changed")
+        self.traces.append({"step": step, "inputs": self._traced_inputs,
+                            "seconds": seconds, "cause": cause})
 
     def _outcome(self, loss, skipped):
         return StepOutcome(float(loss), int(skipped), self._learning_rate(), self._loss_scale())
@@ -169,6 +213,7 @@ class TrainStep:
         `inputs` is a distributed iterator, or per-replica values already on
         the devices (synthetic data), reused every step.
         """
+        self._traced_inputs = input_signature(inputs)  # Python: runs only while tracing
         total_loss = tf.constant(0.0)
         skipped = tf.constant(0, tf.int64)
         for _ in tf.range(num_steps):

@@ -1,0 +1,72 @@
+"""The diagnosis of a train run: what the runner measures around the loop, and the
+findings it makes of them."""
+import contextlib
+
+from mlbench import parts as parts_lib
+from mlbench.diagnosis import compile as compile_lib
+from mlbench.diagnosis import numerics, pipeline
+from mlbench.distribute import strategies
+from mlbench.training.loop import DivergenceError
+from mlbench.training.checkpoints import latest_checkpoint
+
+
+def time_host_pipeline(plan):
+    """The train pipeline timed alone (bounded: `pipeline.MAX_BATCHES` batches or
+    `MAX_SECONDS`), or None for data made on the devices or scheduled by a coordinator."""
+    if strategies.is_parameter_server(plan.distribution.strategy):
+        return None
+    dataset = parts_lib.host_pipeline(plan)
+    if dataset is None:
+        return None
+    return pipeline.time_pipeline(dataset, plan.distribution.per_replica_batch)
+
+
+def local_replicas(plan):
+    """Replicas this host's input pipeline feeds (all of them, but under multi-worker)."""
+    return len(strategies.worker_devices(plan.distribution.strategy))
+
+
+def findings(plan, step, outcome, timed_pipeline, history):
+    """The findings of a finished train run (as dicts, for result.json)."""
+    found = []
+    replicas = local_replicas(plan)
+    if timed_pipeline is not None:
+        ran = outcome.examples_per_second
+        # the host pipeline feeds this host's replicas: compare at that share of the rate
+        share = ran * replicas / plan.distribution.replicas if ran else None
+        found.append(pipeline.finding(timed_pipeline["examples_per_second"] * replicas,
+                                      share, replicas=replicas))
+    elif plan.source.on_device:
+        found.append(pipeline.on_device(outcome.examples_per_second))
+    found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
+                                     outcome.compile_s))
+    found.append(numerics.finding(history, outcome.steps, plan.numerics.precision))
+    return [f.to_dict() for f in found]
+
+
+@contextlib.contextmanager
+def divergence_named(plan, parts, start_state, start_step):
+    """A DivergenceError leaving the block gets its first non-finite tensor named: the
+    steps since the last finite state (the newest checkpoint, else the run's start) are
+    replayed on the same batches with numeric checks on."""
+    try:
+        yield
+    except DivergenceError as error:
+        _name_divergence(error, plan, parts, start_state, start_step)
+        raise
+
+
+def _name_divergence(error, plan, parts, start_state, start_step):
+    numerics.restore(start_state)
+    checkpoint = latest_checkpoint(plan.directory.model_dir)
+    if checkpoint:
+        parts.checkpoint.restore(checkpoint).expect_partial()
+    begin = parts.step.global_step
+    count = error.step - begin
+    if parts.step.mode != "train" or not 0 < count <= numerics.MAX_REPLAY_STEPS:
+        return
+    inputs = parts_lib.train_inputs(plan, begin)
+    first = numerics.replay(parts.step, inputs, count, parts.model)
+    finding = numerics.divergence_finding(first, begin, error.step)
+    error.finding = finding.to_dict()
+    error.args = (f"{error.args[0]} {finding.detail[0].upper()}{finding.detail[1:]}",)
