@@ -14,6 +14,8 @@ from mlbench.bench import environment, stats
 from mlbench.bench import peak as bench_peak
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
+from mlbench.diagnosis import bench as diagnosis_bench
+from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.distribute import cluster
 from mlbench.parts import build
 from mlbench.training import profile
@@ -30,7 +32,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
               num_warmup_batches: int = 10, num_batches: int = 100, num_runs: int = 5,
               forward_only: bool = False, num_classes: int = 1000, seed: int = 0,
               display_every: int = 10, trace_dir: Optional[str] = None,
-              clock=time.perf_counter, verbose: bool = True) -> BenchmarkResult:
+              diagnose: bool = False, clock=time.perf_counter,
+              verbose: bool = True) -> BenchmarkResult:
     """Images/sec of `model`, as on the TensorFlow benchmarks page.
 
     Args:
@@ -60,6 +63,11 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
       display_every: a `Step  Img/sec` line every this many timed steps.
       trace_dir: a TensorBoard profile of one step goes here; `breakdown` of the result
         says where its time went.
+      diagnose: also time the same model on synthetic data of the same shape (the step
+        alone) and, on N > 1 devices, on one device, so the result's `diagnosis` says
+        whether the input pipeline or the step sets the pace and where scaling is lost
+        (tf_cnn_benchmarks' three measurements). Without it, real data's pipeline is
+        still timed alone (a bounded number of batches).
       clock: the timer (tests inject a fake one).
 
     Returns:
@@ -88,8 +96,11 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
     if traced:
         result.breakdown = profile.summarize(traced)
+    result.diagnosis = diagnosis_bench.findings(plan, parts.step, result, arguments, diagnose)
     if log:
         log(result.total_line())
+        for line in diagnosis_lines(result.diagnosis):
+            log(line)
         if result.breakdown:
             log(f"profile of one step in {trace_dir}:\n{result.breakdown.table()}")
     return result

@@ -19,6 +19,8 @@ class BenchmarkResult:
       environment: the report's environment block.
       breakdown: with `trace_dir`, where the traced step's time went
         (`mlbench.training.profile.Breakdown`).
+      diagnosis: findings (`mlbench.diagnosis`): input-bound or compute-bound, the
+        step's traces and, with `diagnose` on N > 1 devices, scaling against one device.
       projection: with `--project=N` (`projection.attach`), the scaling projector's cells
         for 2 ... N of this device over a platform record's interconnect: a projection,
         never a measurement (its `label` says so).
@@ -39,6 +41,7 @@ class BenchmarkResult:
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     breakdown: Optional[Any] = None
     projection: Optional[Dict[str, Any]] = None
+    diagnosis: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def to_dict(self):
         return dataclasses.asdict(self)

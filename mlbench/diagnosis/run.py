@@ -34,8 +34,9 @@ def findings(plan, step, outcome, timed_pipeline, history):
         ran = outcome.examples_per_second
         # the host pipeline feeds this host's replicas: compare at that share of the rate
         share = ran * replicas / plan.distribution.replicas if ran else None
-        found.append(pipeline.finding(timed_pipeline["examples_per_second"] * replicas,
-                                      share, replicas=replicas))
+        # one input pipeline per host feeds all its replicas in turn
+        found.append(pipeline.finding(timed_pipeline["examples_per_second"], share,
+                                      replicas=replicas))
     elif plan.source.on_device:
         found.append(pipeline.on_device(outcome.examples_per_second))
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,

@@ -1,0 +1,153 @@
+"""The diagnosis: constructed cases with a known answer, each asserting its verdict and
+figures (input-bound by a slow map, retraced by a changing shape, a divergence named,
+loss-scale skips counted, scaling figures from the rates measured)."""
+import json
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras as keras
+
+import mlbench
+from mlbench import models, precision
+from mlbench.diagnosis import numerics
+from mlbench.diagnosis import compile as compile_lib
+from mlbench.training.loop import DivergenceError, Loop, LoopConfig
+from mlbench.training.step import TrainStep
+from mlbench.training.task import ClassificationTask
+
+SLEEP_S = 0.01  # per example, in a sequential map: the pipeline gives at most 100 examples/s
+
+
+def by_topic(diagnosis):
+    return {f["topic"]: f for f in diagnosis}
+
+
+def slow_dataset():
+    """64 examples whose map sleeps SLEEP_S each (a py_function: tf.data cannot
+    parallelise it), so the pipeline alone gives 1 / SLEEP_S examples/sec."""
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(64, 16)).astype(np.float32)
+    y = x[:, :4].argmax(1).astype(np.int32)
+
+    def slow(features):
+        time.sleep(SLEEP_S)
+        return features
+
+    def mapped(features, label):
+        features = tf.py_function(slow, [features], tf.float32)
+        features.set_shape([16])
+        return features, label
+    return tf.data.Dataset.from_tensor_slices((x, y)).map(mapped)
+
+
+BENCH = dict(batch_size=8, num_warmup_batches=2, num_batches=8, num_runs=1, num_classes=4,
+             precision="float32", verbose=False)
+
+
+def test_a_slow_map_is_input_bound_and_synthetic_data_is_compute_bound():
+    slow = mlbench.benchmark("mlp", data=slow_dataset(), diagnose=True, **BENCH)
+    found = by_topic(slow.diagnosis)["input"]
+    figures = found["figures"]
+    assert found["verdict"] == "input-bound" and found["status"] == "problem"
+    assert figures["pipeline_examples_per_second"] == pytest.approx(1 / SLEEP_S, rel=0.1)
+    assert figures["ran_examples_per_second"] == pytest.approx(slow.images_per_sec["mean"])
+    # the step alone (synthetic data, same model and shape) is far faster than the pipeline
+    assert figures["synthetic_examples_per_second"] > 3 * figures["pipeline_examples_per_second"]
+    assert figures["cores_needed"] > figures["host_cores"]
+    synthetic = mlbench.benchmark("mlp", data="synthetic", **BENCH)
+    assert by_topic(synthetic.diagnosis)["input"]["verdict"] == "compute-bound"
+    assert by_topic(synthetic.diagnosis)["compile"]["figures"]["traces"] == 1
+
+
+def test_scaling_figures_are_the_rates_measured_on_one_and_two_devices():
+    result = mlbench.benchmark("mlp", num_devices=2, variable_update="replicated",
+                               diagnose=True, **dict(BENCH, num_batches=20))
+    scaling = by_topic(result.diagnosis)["scaling"]["figures"]
+    assert scaling["images_per_sec"] == result.images_per_sec["mean"]
+    assert scaling["replicas"] == 2
+    assert scaling["per_device_images_per_sec"] == pytest.approx(result.images_per_sec["mean"] / 2)
+    assert scaling["efficiency"] == pytest.approx(
+        scaling["per_device_images_per_sec"] / scaling["one_device_images_per_sec"])
+    assert scaling["attributed_to"] == "shared host cores" or scaling["efficiency"] >= 0.9
+
+
+def mlp_step(strategy, optimizer=None, **step_options):
+    with strategy.scope():
+        model = models.get("mlp", num_classes=4)
+        optimizer = optimizer or keras.optimizers.SGD(0.1)
+    return TrainStep(strategy, model, optimizer, ClassificationTask(4), global_batch_size=8,
+                     **step_options)
+
+
+def test_a_shape_change_after_warm_up_is_reported_with_the_shapes():
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    step = mlp_step(strategy)
+
+    def batch(n):
+        return strategy.experimental_distribute_values_from_function(
+            lambda ctx: (tf.zeros((n, 16)), tf.zeros((n,), tf.int32)))
+    step.run(batch(8), 3)
+    step.run(batch(8), 3)
+    steady = compile_lib.finding(step.traces, False)
+    assert steady.verdict == "traced once" and steady.figures["traces"] == 1
+    step.run(batch(6), 2)
+    found = compile_lib.finding(step.traces, False)
+    assert found.verdict == "retraced after warm-up" and found.figures["traces"] == 2
+    retrace = found.figures["retraced_at"][0]
+    assert retrace["step"] == 6
+    assert retrace["cause"] == ("input changed from float32[8, 16], int32[8] to "
+                                "float32[6, 16], int32[6]")
+
+
+def test_divergence_names_the_first_non_finite_weights_and_the_layer(tmp_path):
+    with pytest.raises(DivergenceError) as caught:
+        mlbench.train(model="simple_cnn", data="digits", model_options={"image_size": 8},
+                      global_batch_size=32, train_steps=40, steps_per_loop=20,
+                      precision="float32", learning_rate=1e30, model_dir=str(tmp_path),
+                      verbose=False)
+    finding = caught.value.finding
+    first = finding["figures"]["first_non_finite"]
+    assert finding["verdict"] == "diverged"
+    # one update at lr 1e30 overflows the weights; the next step's first read of them fails
+    assert first["where"] == "variable" and first["step_in_replay"] == 2
+    assert first["layer"] == "conv2d" and first["non_finite_variables"][0] == "conv2d/kernel:0"
+    assert "conv2d/kernel:0" in str(caught.value)
+    assert not (tmp_path / "checkpoints").exists() or not any(
+        p.name.startswith("ckpt-") for p in (tmp_path / "checkpoints").iterdir())
+
+
+def test_loss_scale_fall_and_skipped_steps_are_summarised():
+    """mixed_float16 with a huge initial scale: every halving is a skipped update."""
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope(), precision.policy_scope("mixed_float16"):
+        model = models.get("mlp", num_classes=4)
+    with strategy.scope():
+        optimizer = precision.wrap_optimizer(keras.optimizers.SGD(0.1), "mixed_float16",
+                                             initial_scale=2.0 ** 40)
+    step = TrainStep(strategy, model, optimizer, ClassificationTask(4), global_batch_size=8)
+    x = tf.random.stateless_normal((8, 16), seed=[1, 2])
+    inputs = strategy.experimental_distribute_values_from_function(
+        lambda ctx: (x, tf.constant([0, 1, 2, 3] * 2)))
+    outcome = Loop(LoopConfig(train_steps=40, steps_per_loop=10, log=None), step, inputs,
+                   None, None).run()
+    found = numerics.finding(outcome.history, outcome.steps, "mixed_float16")
+    halvings = int(round(np.log2(2.0 ** 40 / float(optimizer.loss_scale))))
+    assert found.figures["skipped_steps"] == outcome.skipped_steps == halvings > 0
+    assert found.figures["loss_scale_first"] < 2.0 ** 40
+    assert found.figures["loss_scale_last"] == float(optimizer.loss_scale)
+    assert found.verdict == "many skipped updates"  # > 2 % of 40 updates
+
+
+def test_a_train_run_records_its_diagnosis_in_result_json(tmp_path):
+    result = mlbench.train(model="simple_cnn", data="digits", model_options={"image_size": 8},
+                           global_batch_size=32, train_steps=20, steps_per_loop=10,
+                           precision="float32", model_dir=str(tmp_path), verbose=False)
+    stored = by_topic(json.loads((tmp_path / "result.json").read_text())["diagnosis"])
+    assert stored == by_topic(result.diagnosis)
+    assert stored["input"]["figures"]["ran_examples_per_second"] == pytest.approx(
+        result.examples_per_second)
+    assert stored["input"]["figures"]["pipeline_examples_per_second"] > 0
+    assert stored["compile"]["figures"]["traces"] == 1  # warm-up's trace serves the run
+    assert stored["numerics"]["verdict"] == "finite throughout"
