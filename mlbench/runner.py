@@ -24,7 +24,7 @@ from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
-from mlbench.training.checkpoints import KeepBest, latest_checkpoint
+from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
 from mlbench.training.loop import Loop, LoopConfig, target_met
@@ -255,7 +255,9 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
         environment=environment(), diagnosis=list(diagnosis))
     if model_dir:
-        result.to_json(os.path.join(model_dir, "result.json"))
+        with disk_full_named(model_dir, "writing result.json",
+                             lambda: latest_checkpoint(model_dir)):
+            result.to_json(os.path.join(model_dir, "result.json"))
     if plan.verbose and outcome.interrupted is None:
         print(format_summary(result))
     return result

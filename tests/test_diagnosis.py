@@ -2,6 +2,10 @@
 figures (input-bound by a slow map, retraced by a changing shape, a divergence named,
 loss-scale skips counted, scaling figures from the rates measured)."""
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -13,6 +17,7 @@ import mlbench
 from mlbench import models, precision
 from mlbench.diagnosis import numerics
 from mlbench.diagnosis import compile as compile_lib
+from mlbench.training.checkpoints import DiskFullError
 from mlbench.training.loop import DivergenceError, Loop, LoopConfig
 from mlbench.training.step import TrainStep
 from mlbench.training.task import ClassificationTask
@@ -151,3 +156,82 @@ def test_a_train_run_records_its_diagnosis_in_result_json(tmp_path):
     assert stored["input"]["figures"]["pipeline_examples_per_second"] > 0
     assert stored["compile"]["figures"]["traces"] == 1  # warm-up's trace serves the run
     assert stored["numerics"]["verdict"] == "finite throughout"
+
+
+# --- faults named -------------------------------------------------------------------------
+
+def small_disk(path, megabytes):
+    """`path` as a tmpfs of `megabytes` (needs root, as CI and this machine run); False
+    when this machine cannot mount one."""
+    path.mkdir(exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
+                           str(path)], capture_output=True)
+    return done.returncode == 0
+
+
+def resize(path, megabytes):
+    subprocess.run(["mount", "-o", f"remount,size={megabytes}m", str(path)], check=True)
+
+
+TRAIN_TINY_VGG = ["train", "--model=vgg_tiny", "--data=digits", "--global_batch_size=32",
+                  "--train_steps=6", "--steps_per_loop=2", "--checkpoint_every=2",
+                  "--precision=float32", "--noverbose"]
+
+
+def test_a_full_disk_names_the_folder_and_the_last_checkpoint_and_resumes(tmp_path):
+    """vgg_tiny's checkpoint is 1.2 MB: a 2 MB disk holds the first and not the second."""
+    disk = tmp_path / "disk"
+    if not small_disk(disk, 2):
+        return full_disk_injected(tmp_path)
+    try:
+        run_dir = disk / "run"
+        failed = cli(*TRAIN_TINY_VGG, f"--model_dir={run_dir}")
+        assert failed.returncode == 1, failed.stderr[-2000:]
+        message = failed.stderr
+        assert "DiskFullError: the disk is full: saving checkpoint ckpt-4 in " \
+            f"{run_dir}/checkpoints failed (" in message
+        assert re.search(r"failed \(\d+\.\d MB free of 2\.0 MB\)", message)
+        assert f"the last good checkpoint is {run_dir}/checkpoints/ckpt-2 (step 2)" in message
+        assert not list((run_dir / "checkpoints").glob("*_temp"))
+        resize(disk, 16)
+        resumed = cli(*TRAIN_TINY_VGG, f"--model_dir={run_dir}")
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        result = json.loads((run_dir / "result.json").read_text())
+        assert result["resumed_from_step"] == 2 and result["steps"] == 6
+    finally:
+        subprocess.run(["umount", str(disk)])
+
+
+def full_disk_injected(tmp_path):
+    """Without a mountable tmpfs: the second save fails as TF's SaveV2 does on a full disk
+    (after writing its `_temp` folder)."""
+    real_save = tf.train.CheckpointManager.save
+    calls = []
+
+    def save(self, checkpoint_number=None, **kwargs):
+        calls.append(checkpoint_number)
+        if len(calls) == 2:
+            os.makedirs(os.path.join(self.directory, f"ckpt-{checkpoint_number}_temp"))
+            raise tf.errors.ResourceExhaustedError(None, None, "No space left on device")
+        return real_save(self, checkpoint_number=checkpoint_number, **kwargs)
+    tf.train.CheckpointManager.save = save
+    try:
+        with pytest.raises(DiskFullError) as caught:
+            mlbench.train(model="vgg_tiny", data="digits", global_batch_size=32,
+                          train_steps=6, steps_per_loop=2, checkpoint_every=2,
+                          precision="float32", model_dir=str(tmp_path / "run"),
+                          verbose=False)
+    finally:
+        tf.train.CheckpointManager.save = real_save
+    assert caught.value.last_good.endswith("ckpt-2")
+    assert not list((tmp_path / "run" / "checkpoints").glob("*_temp"))
+    resumed = mlbench.train(model="vgg_tiny", data="digits", global_batch_size=32,
+                            train_steps=6, steps_per_loop=2, checkpoint_every=2,
+                            precision="float32", model_dir=str(tmp_path / "run"),
+                            verbose=False)
+    assert resumed.resumed_from_step == 2 and resumed.steps == 6
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "mlbench", *args], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})

@@ -4,9 +4,14 @@ A checkpoint is what a restart trusts (resume, preemption, Ctrl-C), so a state
 holding NaN/Inf anywhere — weights, batch-norm statistics, optimizer slots — is
 never saved: the run stops as diverged instead, and the last good one stays.
 """
+import contextlib
+import errno
+import glob
 import json
 import math
 import os
+import re
+import shutil
 
 import tensorflow as tf
 
@@ -39,6 +44,57 @@ def manager(checkpoint, model_dir):
     return tf.train.CheckpointManager(checkpoint, directory(model_dir), max_to_keep=KEEP)
 
 
+class DiskFullError(RuntimeError):
+    """A checkpoint or summary write found no space left; the run stopped, resumable."""
+
+    def __init__(self, folder, what, last_good):
+        free = shutil.disk_usage(folder) if os.path.isdir(folder) else None
+        space = (f"{_mb(free.free)} free of {_mb(free.total)}" if free else "no space")
+        where = (f"the last good checkpoint is {last_good} (step "
+                 f"{_step_of(last_good)}): free space and run the same command to resume "
+                 "from it" if last_good else "no checkpoint was saved before it: free space "
+                 "and run the same command to start again")
+        super().__init__(f"the disk is full: {what} in {folder} failed ({space}); {where}.")
+        self.errno = errno.ENOSPC
+        self.folder, self.last_good = folder, last_good
+        self.free_bytes = free.free if free else None
+
+
+def _mb(n):
+    return f"{n / 2 ** 20:.1f} MB"
+
+
+def _step_of(path):
+    found = re.search(r"-(\d+)$", path or "")
+    return int(found.group(1)) if found else None
+
+
+def is_disk_full(error):
+    """TF's raw op error or Python's OSError for 'No space left on device'."""
+    return (getattr(error, "errno", None) == errno.ENOSPC or
+            "No space left on device" in str(error))
+
+
+def remove_half_written(folder):
+    """Removes the `*_temp` folders a failed save leaves (TF renames them when done)."""
+    for path in glob.glob(os.path.join(folder, "*_temp")):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def disk_full_named(folder, what, last_good=None):
+    """A 'No space left on device' inside becomes a DiskFullError naming `folder`, its free
+    space and the last good checkpoint, after the half-written save is removed."""
+    try:
+        yield
+    except (tf.errors.OpError, OSError) as e:
+        if isinstance(e, DiskFullError) or not is_disk_full(e):
+            raise
+        remove_half_written(folder)
+        raise DiskFullError(folder, what, last_good() if callable(last_good) else last_good) \
+            from e
+
+
 def all_finite(variables):
     """True when every floating-point variable holds only finite values."""
     state = [v for v in variables if tf.as_dtype(v.dtype).is_floating]  # Keras 3: a str
@@ -49,7 +105,10 @@ def save_finite(checkpoint_manager, variables, step):
     """Saves at `step` if `variables` are finite; returns whether it saved."""
     if not all_finite(variables):
         return False
-    checkpoint_manager.save(checkpoint_number=step)
+    folder = checkpoint_manager.directory
+    with disk_full_named(folder, f"saving checkpoint ckpt-{step}",
+                         lambda: tf.train.latest_checkpoint(folder)):
+        checkpoint_manager.save(checkpoint_number=step)
     return True
 
 
