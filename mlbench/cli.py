@@ -474,8 +474,13 @@ def _run_launch(args):
         print(tfjob.to_yaml(tfjob.manifest(command, args.num_workers, args.num_ps,
                                            args.image, args.tfjob_name)), end="")
         return EXIT_OK
-    code, failed = launch(rest, args.num_workers, args.num_ps, args.launch_timeout_s or None)
-    if failed:
+    code, failed, silent = launch(rest, args.num_workers, args.num_ps,
+                                  args.launch_timeout_s or None)
+    if silent:
+        print(f"mlbench launch: {silent} {failed} failed waiting for it (exit code {code}); "
+              "stopped the others. The chief's last checkpoint in model_dir stays: run "
+              "the same command to resume.", file=sys.stderr)
+    elif failed:
         what = ("did not reach its target" if code == EXIT_TARGET else
                 f"failed (exit code {code})")
         print(f"mlbench launch: {failed} {what}; stopped the others.", file=sys.stderr)

@@ -6,12 +6,15 @@ the others: the launcher exits non-zero naming it, instead of leaving the
 survivors blocked in a collective.
 """
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
+from mlbench.distribute import heartbeat
 from mlbench.distribute.cluster import tf_config
 
 MLBENCH_COMMANDS = ("train", "benchmark", "mlperf")
@@ -64,7 +67,12 @@ def _stream(proc, prefix, out):
 
 
 def launch(args, num_workers, num_ps=0, timeout_s=None, out=sys.stdout):
-    """Runs the command in every task; returns (exit code, name of the first failed task or None)."""
+    """Runs the command in every task; returns (exit code, the task that failed or None,
+    a sentence naming the task that went silent with its evidence, or None).
+
+    The task that fails first is often not the culprit: a worker waiting in a collective
+    for a silent peer fails, while the peer is stopped. The tasks' heartbeats
+    (`mlbench.distribute.heartbeat`) and process states name the silent one."""
     if num_workers < 1:
         raise ValueError(f"`num_workers` ({num_workers}) must be >= 1.")
     if num_ps < 0:
@@ -73,9 +81,11 @@ def launch(args, num_workers, num_ps=0, timeout_s=None, out=sys.stdout):
     ports, held = reserve_ports(num_workers + num_ps + (1 if num_ps else 0))
     cluster = cluster_spec(num_workers, num_ps, ports)
     procs, threads = {}, []
+    beats = tempfile.mkdtemp(prefix="mlbench_heartbeats_")
 
     def start(job, index):
-        env = {**os.environ, "TF_CONFIG": tf_config(cluster, job, index)}
+        env = {**os.environ, "TF_CONFIG": tf_config(cluster, job, index),
+               heartbeat.ENV: beats}
         name = f"{job} {index}"
         procs[name] = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, text=True)
@@ -86,14 +96,15 @@ def launch(args, num_workers, num_ps=0, timeout_s=None, out=sys.stdout):
         start(job, index)
     restart = (lambda name: start(*_task_of(name))) if num_ps else None
     try:
-        code, failed = _wait(procs, timeout_s, decisive=["chief 0"] if num_ps else None,
-                             restart=restart)
+        code, failed, silent = _wait(procs, timeout_s, decisive=["chief 0"] if num_ps else None,
+                                     restart=restart, beats=beats)
     finally:
         for sock in held:
             sock.close()
+        shutil.rmtree(beats, ignore_errors=True)
     for t in threads:
         t.join(timeout=5)
-    return code, failed
+    return code, failed, silent
 
 
 def _task_of(name):
@@ -109,7 +120,7 @@ def ps_grace_s():
     return float(os.environ.get("MLBENCH_COLLECTIVE_TIMEOUT_S", "300"))
 
 
-def _wait(procs, timeout_s, decisive=None, restart=None):
+def _wait(procs, timeout_s, decisive=None, restart=None, beats=None):
     """Waits for the decisive tasks; on the first failure (or the timeout) stops the rest.
 
     Without parameter servers every worker is decisive: one failing stops all (the
@@ -117,6 +128,9 @@ def _wait(procs, timeout_s, decisive=None, restart=None):
     tasks serve until stopped; a worker that dies is restarted at its address
     (`restart`, up to MAX_RESTARTS times, as Kubernetes or SLURM would), while the
     chief's coordinator reschedules its steps on the others.
+
+    Returns (exit code, the task that failed, the silent task's sentence or None): the
+    evidence is read before the others are stopped.
     """
     deadline = time.monotonic() + timeout_s if timeout_s else None
     active = {n: p for n, p in procs.items() if n in (decisive or procs) and
@@ -136,19 +150,30 @@ def _wait(procs, timeout_s, decisive=None, restart=None):
                   f"{ps_grace_s():g} s (MLBENCH_COLLECTIVE_TIMEOUT_S); stopped everything.",
                   file=sys.stderr, flush=True)
             _stop(procs)
-            return 1, lost_ps[0][0]
+            return 1, lost_ps[0][0], None
         for name, proc in active.items():
             rc = proc.poll()
             if rc not in (None, 0):
+                silent = _silent(beats, procs, name)
                 _stop(procs)
-                return rc if rc > 0 else 1, name  # killed by a signal: rc < 0
+                return rc if rc > 0 else 1, name, silent  # killed by a signal: rc < 0
         if all(p.poll() == 0 for p in active.values()):
             _stop(procs)
-            return 0, None
+            return 0, None, None
         if deadline and time.monotonic() > deadline:
+            silent = _silent(beats, procs, None)
             _stop(procs)
-            return 124, "timeout"
+            return 124, "timeout", silent
         time.sleep(0.2)
+
+
+def _silent(beats, procs, failed):
+    """The sentence naming the task that went silent (not the one that failed), or None."""
+    if not beats:
+        return None
+    found = heartbeat.silent_task(beats, {n: p.pid for n, p in procs.items()
+                                          if p.poll() is None}, failed)
+    return found[1] if found and found[0] != failed else None
 
 
 def _lost(name, rc, restarts, restart, procs):

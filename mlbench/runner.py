@@ -21,7 +21,7 @@ from mlbench.data.tfrecords import locate_corruption
 from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.diagnosis import numerics
 from mlbench.diagnosis import run as diagnosis_run
-from mlbench.distribute import cluster, strategies
+from mlbench.distribute import cluster, heartbeat, strategies
 from mlbench.parts import build
 from mlbench.results import TrainResult
 from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
@@ -102,7 +102,9 @@ def _run(plan, callbacks, progress):
     start_step = parts.step.global_step
     config = _loop_config(plan, parts, model_dir, log)
     config.progress = progress
-    listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir))
+    beat = heartbeat.for_this_task()  # under `mlbench launch`: the launcher reads it
+    listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir)
+                                      + ([beat] if beat else []))
     listeners.set_model(parts.model)
     loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
                 listeners)

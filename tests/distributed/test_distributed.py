@@ -1,12 +1,14 @@
 """Distribution on this machine: localhost workers, logical CPU devices, launcher failures."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
+import tensorflow as tf
 import tf_keras as keras
 
 import mlbench
@@ -68,17 +70,31 @@ def test_killed_worker_stops_the_launch_and_is_named(tmp_path):
     assert elapsed < 120
 
 
-def test_stopped_worker_makes_the_other_fail_within_the_collective_timeout(tmp_path):
-    """SIGSTOP (not kill): the peer is alive but silent; the collective timeout ends the wait."""
+def test_a_stopped_worker_is_named_with_its_last_step_and_the_run_resumes(tmp_path):
+    """SIGSTOP (not kill): the peer is alive but silent. The collective timeout ends the
+    wait of worker 0, which fails; the launcher names worker 1 from its stopped process
+    and heartbeat, and the chief's checkpoint resumes the run."""
     start = time.monotonic()
     out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
                  "multi_worker_mirrored", "100000",
-                 env={**ENV, "STOP_AFTER_S": "12", "MLBENCH_COLLECTIVE_TIMEOUT_S": "10"})
+                 env={**ENV, "STOP_AFTER_S": "12", "MLBENCH_COLLECTIVE_TIMEOUT_S": "10",
+                      "CHECKPOINT_EVERY": "10"})
     elapsed = time.monotonic() - start
     assert out.returncode != 0
-    assert "worker 0 failed" in out.stderr
+    named = re.search(r"worker 1 stopped responding: its process is stopped \(SIGSTOP or a "
+                      r"debugger\); its last finished step was (\d+), last heartbeat \d+ s "
+                      r"ago\. worker 0 failed waiting for it", out.stderr)
+    assert named, out.stderr[-2000:]
     assert "collective timeout of 10 s" in out.stdout
     assert elapsed < 12 + 10 + 60  # stop, the timeout, start-up and shutdown slack
+    saved = tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints"))
+    last_saved = int(saved.rsplit("-", 1)[1])
+    assert 0 < last_saved <= int(named.group(1))
+    again = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
+                   "multi_worker_mirrored", str(last_saved + 2))
+    assert again.returncode == 0, again.stdout[-3000:]
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["resumed_from_step"] == last_saved and result["steps"] == last_saved + 2
 
 
 @pytest.mark.parametrize("strategy", ["central_storage", "mirrored"])

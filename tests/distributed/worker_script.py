@@ -41,6 +41,7 @@ def main(out_dir, strategy, steps):
     result = mlbench.train(model="mlp", data=source, global_batch_size=32, train_steps=steps,
                            steps_per_loop=2, strategy=strategy, precision="float32",
                            learning_rate=0.5, model_dir=os.path.join(out_dir, "run"),
+                           checkpoint_every=int(os.environ.get("CHECKPOINT_EVERY", "0")),
                            verbose=False)
     task = os.environ.get("TF_CONFIG") and __import__("json").loads(os.environ["TF_CONFIG"])["task"]
     name = f"{task['type']}_{task['index']}" if task else "single"
