@@ -88,6 +88,9 @@ def benchmark_sections(source, prefix, read_suite):
         sections.append(real_vs_synthetic(f"{prefix}-ratio", results, models, devices))
     sections += published(prefix, source, models, read_suite)
     sections += projections(prefix, results)
+    sections.append(diagnosis_table(f"{prefix}-diagnosis", [
+        ((r["model"], str(r["num_devices"]), r["data"]), f) for r in results
+        for f in r.get("diagnosis") or ()], ["model", "devices", "data"]))
     return [s for s in sections if s]
 
 
@@ -236,13 +239,31 @@ def train_sections(source, prefix):
     # validation/loss is validation/eval_loss under the train loss's tag (TensorBoard overlays)
     shown = {k: v for k, v in series.items() if k == "train/loss" or
              k.startswith("validation/") and k != "validation/loss"}
+    diagnosis = diagnosis_table(f"{prefix}-diagnosis",
+                                [((), f) for f in d.get("diagnosis") or ()], [])
     return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
              "text": f"train run in {source.path}"},
             {"id": f"{prefix}-facts", "title": "What ran", "kind": "facts", "facts": facts},
+            *([diagnosis] if diagnosis else []),
             {"id": f"{prefix}-curves", "title": "Loss and metrics", "kind": "image",
              "series": shown, "xlabel": "step",
              "note": "from the run's TensorBoard event files" if series != curves.from_history(
                  d.get("history") or []) else "from result.json's history"}]
+
+
+def diagnosis_table(section_id, rows, key_columns):
+    """The findings of `mlbench.diagnosis` as a table; None when there are none.
+    `rows`: (key cells, finding dict) pairs."""
+    if not rows:
+        return None
+    return {"id": section_id, "title": "Diagnosis: what set the pace", "kind": "table",
+            "columns": [*key_columns, "topic", "status", "verdict", "what was measured",
+                        "what to change"],
+            "rows": [[*key, f["topic"], f["status"], f["verdict"], f["detail"],
+                      f["advice"] or "-"] for key, f in rows],
+            "note": "Each finding is read from measurements of the run (the input pipeline "
+                    "timed alone, the step's traces, the loss scale, one device against "
+                    "N); docs/why_slow.md explains them."}
 
 
 # --- MLPerf run sets -------------------------------------------------------------------

@@ -1,4 +1,5 @@
 """Distribution on this machine: localhost workers, logical CPU devices, launcher failures."""
+import html
 import json
 import os
 import re
@@ -58,6 +59,17 @@ def test_launch_with_auto_strategy_trains_one_multi_worker_job(tmp_path):
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
     assert saved["ran"]["replicas"] == 2 and saved["steps"] == 4
+    findings = {f["topic"]: f for f in saved["diagnosis"]}
+    # each worker's pipeline feeds its one replica: compared at that worker's share
+    assert findings["input"]["figures"]["replicas"] == 1
+    assert findings["compile"]["figures"]["traces"] == 1
+    page = subprocess.run([sys.executable, "-m", "mlbench", "report", str(tmp_path),
+                           f"--output={tmp_path / 'page.html'}"], cwd=REPO, env=ENV,
+                          capture_output=True, text=True)
+    assert page.returncode == 0, page.stderr[-2000:]
+    shown = (tmp_path / "page.html").read_text()
+    assert 'id="s0-diagnosis-table"' in shown
+    assert all(html.escape(f["detail"], quote=True) in shown for f in saved["diagnosis"])
 
 
 def test_killed_worker_stops_the_launch_and_is_named(tmp_path):

@@ -115,7 +115,8 @@ def test_page_renders_offline_in_a_browser_with_the_figures_of_results_json(runs
     for needle in ("Environment", "tensorflow", "cpu_cores", "Method",
                    "Training synthetic data: images/sec", "Scaling efficiency",
                    "Model-FLOPs utilisation", "Projected, not measured",
-                   "Loss and metrics", "data:image/png;base64,"):
+                   "Loss and metrics", "data:image/png;base64,",
+                   "Diagnosis: what set the pace"):
         assert needle in dom.stdout, needle
     tables = Tables()
     tables.feed(dom.stdout)
@@ -127,6 +128,13 @@ def test_page_renders_offline_in_a_browser_with_the_figures_of_results_json(runs
         for (cell_text, value), model in zip(row[1:], ["resnet_tiny", "alexnet_tiny"]):
             assert float(value) == means[(devices, model)]
             assert cell_text.startswith(content.fmt(means[(devices, model)]) + " ± ")
+    trained = json.load(open(root / "train" / "result.json"))["diagnosis"]
+    assert [(r[0][0], r[2][0], r[3][0]) for r in tables.tables["s1-diagnosis-table"][1:]] == [
+        (f["topic"], f["verdict"], f["detail"]) for f in trained]
+    suite_rows = tables.tables["s0-diagnosis-table"][1:]
+    assert {(r[0][0], r[1][0], r[3][0], r[5][0]) for r in suite_rows} == {
+        (r["model"], str(r["num_devices"]), f["topic"], f["verdict"]) for r in saved
+        for f in r["diagnosis"]}
     sidecar = json.load(open(tmp_path / "page.json"))
     curves = next(s for s in sidecar["sections"] if s["id"] == "s1-curves")["series"]
     losses = [h["loss"] for h in runs[2].history]
