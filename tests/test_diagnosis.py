@@ -15,7 +15,7 @@ import tf_keras as keras
 
 import mlbench
 from mlbench import models, precision
-from mlbench.diagnosis import numerics
+from mlbench.diagnosis import numerics, pipeline
 from mlbench.diagnosis import compile as compile_lib
 from mlbench.training.checkpoints import DiskFullError
 from mlbench.training.loop import DivergenceError, Loop, LoopConfig
@@ -235,3 +235,30 @@ def full_disk_injected(tmp_path):
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "mlbench", *args], capture_output=True,
                           text=True, timeout=600, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+
+
+# --- the verdicts' arithmetic, on figures given -----------------------------------------
+
+@pytest.mark.parametrize("pipeline_rate,ran,step_rate,verdict,status", [
+    (100, 95, 400, "input-bound", "problem"),
+    (450, 420, 400, "barely fed", "warning"),  # 1.125x the step: under the 1.2 headroom
+    (500, 380, 400, "compute-bound", "ok"),  # 95 % of synthetic: no contention
+    (1000, 300, 400, "pipeline and step contend", "warning"),  # fast enough, yet 75 %
+    (100, 95, None, "held by the input pipeline", "warning"),
+    (1000, 95, None, "compute-bound", "ok"),
+])
+def test_input_verdicts(pipeline_rate, ran, step_rate, verdict, status):
+    found = pipeline.finding(pipeline_rate, ran, step_rate, replicas=2, host_cores=2)
+    assert (found.verdict, found.status) == (verdict, status)
+    if step_rate:
+        # cores that give the step's rate if the pipeline's work scales with cores
+        assert found.figures["cores_needed"] == -(-2 * step_rate // pipeline_rate)
+        assert found.figures["devices_fed"] == int(pipeline_rate // (step_rate / 2))
+
+
+def test_pipeline_rate_is_the_slope_after_the_prefetched_batches():
+    """Batches every 0.1 s on a fake clock, the first four instant (out of a buffer)."""
+    times = iter([0.0] * 4 + [0.1 * i for i in range(1, 60)])
+    timed = pipeline.time_pipeline(range(100), examples_per_batch=8, max_batches=20,
+                                   clock=lambda: next(times))
+    assert timed["examples_per_second"] == pytest.approx(80.0)

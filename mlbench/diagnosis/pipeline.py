@@ -16,6 +16,7 @@ MAX_SECONDS = 10.0  # ... or this much time, whichever comes first
 WARMUP_BATCHES = 3  # fill the prefetch buffer and let tf.data's autotuner settle
 HEADROOM = 1.2  # a pipeline less than 20 % faster than the step has no slack for a hiccup
 CAPPED = 1.15  # a run within 15 % of the pipeline's rate is held by the pipeline
+SHARED = 0.9  # a fast-enough pipeline yet a run under 90 % of synthetic: they contend
 
 
 def time_pipeline(dataset, examples_per_batch, max_batches=MAX_BATCHES,
@@ -71,10 +72,19 @@ def finding(pipeline_rate, ran_rate, step_rate=None, replicas=1, host_cores=None
                        f"{rates}: the pipeline is only {pipeline_rate / step_rate:.2f}x the "
                        "step's rate, with little slack for a slow batch.", figures,
                        _feeding_advice(figures, replicas))
-    return Finding("input", "ok", "compute-bound",
-                   f"{rates}: the pipeline is {pipeline_rate / step_rate:.1f}x faster than "
-                   f"the step; it could feed {figures['devices_fed']} devices like these.",
-                   figures)
+    fed = figures["devices_fed"]
+    faster = (f"the pipeline is {pipeline_rate / step_rate:.1f}x faster than the step; it "
+              f"could feed {fed} device{'s' if fed != 1 else ''} like these")
+    if ran_rate and ran_rate < SHARED * step_rate:
+        return Finding("input", "warning", "pipeline and step contend",
+                       f"{rates}: {faster}, yet together they ran at "
+                       f"{figures['ran_over_synthetic']:.0%} of the step alone, so they "
+                       "compete for the host (its cores, memory bandwidth, copies to the "
+                       "devices).", figures,
+                       "On CPU devices both run on the same cores: cap the pipeline's "
+                       "threads (tf.data threading.private_threadpool_size) or move its "
+                       "work off the host (tf.data service, cached decoded data).")
+    return Finding("input", "ok", "compute-bound", f"{rates}: {faster}.", figures)
 
 
 def _without_step_rate(figures):
