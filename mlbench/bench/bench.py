@@ -96,7 +96,9 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
     if traced:
         result.breakdown = profile.summarize(traced)
-    result.diagnosis = diagnosis_bench.findings(plan, parts.step, result, arguments, diagnose)
+    result.diagnosis = diagnosis_bench.findings(
+        plan, parts.step, result, lambda **changes: benchmark(**dict(
+            arguments, diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose)
     if log:
         log(result.total_line())
         for line in diagnosis_lines(result.diagnosis):

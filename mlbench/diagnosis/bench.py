@@ -5,11 +5,10 @@ from mlbench.diagnosis import pipeline, scaling
 from mlbench.diagnosis.run import local_replicas, time_host_pipeline
 
 
-def findings(plan, step, result, arguments, diagnose):
-    """The findings of a benchmark `result` (dicts); `arguments` re-run it as asked."""
-    from mlbench.bench.bench import benchmark  # the same command, other data or devices
+def findings(plan, step, result, rerun, diagnose):
+    """The findings of a benchmark `result` (dicts); `rerun(**changes)` runs the same
+    benchmark with some arguments changed (quietly, without its own diagnosis)."""
     rate, replicas = result.images_per_sec["mean"], plan.distribution.replicas
-    quiet = dict(arguments, diagnose=False, verbose=False, trace_dir=None)
     found = []
     if plan.source.on_device:
         found.append(pipeline.on_device(rate))
@@ -17,8 +16,8 @@ def findings(plan, step, result, arguments, diagnose):
         timed = time_host_pipeline(plan)
         step_rate = None
         if diagnose:
-            synthetic = benchmark(**dict(quiet, data="synthetic", data_dir=None,
-                                         num_classes=plan.model.num_classes))
+            synthetic = rerun(data="synthetic", data_dir=None,
+                              num_classes=plan.model.num_classes)
             step_rate = synthetic.images_per_sec["mean"]
         if timed is not None:
             here = local_replicas(plan)
@@ -29,7 +28,7 @@ def findings(plan, step, result, arguments, diagnose):
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
                                      result.compile_s))
     if diagnose and replicas > 1:
-        one = benchmark(**dict(quiet, num_devices=1))
+        one = rerun(num_devices=1)
         input_bound = any(f.topic == "input" and f.verdict == "input-bound" for f in found)
         found.append(scaling.finding(rate, replicas, one.images_per_sec["mean"],
                                      input_bound))
