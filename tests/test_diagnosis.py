@@ -262,3 +262,21 @@ def test_pipeline_rate_is_the_slope_after_the_prefetched_batches():
     timed = pipeline.time_pipeline(range(100), examples_per_batch=8, max_batches=20,
                                    clock=lambda: next(times))
     assert timed["examples_per_second"] == pytest.approx(80.0)
+
+
+def test_devices_fed_on_the_pages_platforms():
+    """A pipeline of 1300 images/sec feeds 5 of the page's P100s on ResNet-50 (219 each)."""
+    from mlbench.bench.bench import _published_rates
+    from mlbench.plan import resolve_benchmark
+    found = pipeline.finding(1300, 600, published_rates={"DGX-1 P100": 219.0})
+    assert found.figures["devices_fed_on_published_platforms"] == {"DGX-1 P100": 5}
+    assert "5 x DGX-1 P100 (219 images/sec each)" in found.detail
+    arguments = dict(model="resnet50", batch_size=None, num_devices=1, variable_update=None,
+                     local_parameter_device=None, all_reduce="auto", data="synthetic",
+                     data_dir=None, precision="float32", jit_compile=False, optimizer="sgd",
+                     num_warmup_batches=1, num_batches=1, num_runs=1, forward_only=False,
+                     num_classes=1000, seed=0, trace_dir=None, diagnose=False, verbose=False)
+    plan, _ = resolve_benchmark(arguments)
+    assert _published_rates(plan) == {"DGX-1 P100": 219, "GCE K80": 51.9}  # the page's 1-GPU rows
+    tiny, _ = resolve_benchmark(dict(arguments, model="resnet_tiny"))
+    assert _published_rates(tiny) is None

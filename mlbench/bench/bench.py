@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 
 from mlbench import models
 from mlbench import plan as plan_lib
-from mlbench.bench import environment, stats
+from mlbench.bench import environment, page, stats
 from mlbench.bench import peak as bench_peak
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
@@ -98,7 +98,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         result.breakdown = profile.summarize(traced)
     result.diagnosis = diagnosis_bench.findings(
         plan, parts.step, result, lambda **changes: benchmark(**dict(
-            arguments, diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose)
+            arguments, diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose,
+        published_rates=_published_rates(plan))
     if log:
         log(result.total_line())
         for line in diagnosis_lines(result.diagnosis):
@@ -106,6 +107,20 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         if result.breakdown:
             log(f"profile of one step in {trace_dir}:\n{result.breakdown.table()}")
     return result
+
+
+def _published_rates(plan):
+    """{platform: one GPU's images/sec of this model on the benchmarks page (its batch-64
+    tables)} when the model is one of the page's at its full input size; else None."""
+    if plan.model.info.own or tuple(plan.model.input_shape) != tuple(
+            plan.model.info.input_shape or ()):
+        return None
+    rates = {}
+    for suite, platform in (("dgx1_p100", "DGX-1 P100"), ("gce_k80", "GCE K80")):
+        reference = page.page_suite(suite)[2]
+        if plan.model.name in reference.get(1, {}):
+            rates[platform] = reference[1][plan.model.name]
+    return rates or None
 
 
 def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):

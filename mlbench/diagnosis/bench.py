@@ -5,9 +5,10 @@ from mlbench.diagnosis import pipeline, scaling
 from mlbench.diagnosis.run import local_replicas, time_host_pipeline
 
 
-def findings(plan, step, result, rerun, diagnose):
+def findings(plan, step, result, rerun, diagnose, published_rates=None):
     """The findings of a benchmark `result` (dicts); `rerun(**changes)` runs the same
-    benchmark with some arguments changed (quietly, without its own diagnosis)."""
+    benchmark with some arguments changed (quietly, without its own diagnosis);
+    `published_rates`: {platform: one device's published images/sec of this model}."""
     rate, replicas = result.images_per_sec["mean"], plan.distribution.replicas
     found = []
     if plan.source.on_device:
@@ -24,7 +25,7 @@ def findings(plan, step, result, rerun, diagnose):
             found.append(pipeline.finding(timed["examples_per_second"],
                                           rate * here / replicas,
                                           step_rate and step_rate * here / replicas,
-                                          replicas=here))
+                                          replicas=here, published_rates=published_rates))
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
                                      result.compile_s))
     if diagnose and replicas > 1:

@@ -42,11 +42,24 @@ def time_pipeline(dataset, examples_per_batch, max_batches=MAX_BATCHES,
             "batches": batches, "seconds": seconds}
 
 
-def finding(pipeline_rate, ran_rate, step_rate=None, replicas=1, host_cores=None):
+def finding(pipeline_rate, ran_rate, step_rate=None, replicas=1, host_cores=None,
+            published_rates=None):
     """The input finding from the pipeline's rate alone, the rate that ran, and (when
     measured) the step's rate on synthetic data of the same shape; all examples/sec
-    over every replica."""
-    host_cores = host_cores or os.cpu_count()
+    over every replica. `published_rates` ({platform: one device's images/sec for this
+    model}) adds how many such devices this host's pipeline could feed."""
+    found = _finding(pipeline_rate, ran_rate, step_rate, replicas,
+                     host_cores or os.cpu_count())
+    if published_rates:
+        fed = {name: math.floor(pipeline_rate / rate) for name, rate in published_rates.items()}
+        found.figures["devices_fed_on_published_platforms"] = fed
+        found.detail += (" On published platforms this host's pipeline could feed: " +
+                         ", ".join(f"{n} x {name} ({published_rates[name]:.0f} images/sec "
+                                   "each)" for name, n in fed.items()) + ".")
+    return found
+
+
+def _finding(pipeline_rate, ran_rate, step_rate, replicas, host_cores):
     figures = {"pipeline_examples_per_second": pipeline_rate,
                "ran_examples_per_second": ran_rate,
                "synthetic_examples_per_second": step_rate, "replicas": replicas,
