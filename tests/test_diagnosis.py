@@ -97,6 +97,7 @@ def test_a_shape_change_after_warm_up_is_reported_with_the_shapes():
     step.run(batch(8), 3)
     steady = compile_lib.finding(step.traces, False)
     assert steady.verdict == "traced once" and steady.figures["traces"] == 1
+    assert 0 < steady.figures["trace_s"] < steady.figures["first_call_s"]
     step.run(batch(6), 2)
     found = compile_lib.finding(step.traces, False)
     assert found.verdict == "retraced after warm-up" and found.figures["traces"] == 2

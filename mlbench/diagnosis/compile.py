@@ -16,13 +16,16 @@ def finding(traces, jit_compile, xla_fallback=None, compile_s=None):
     retraces = [t for t in traces[1:] if "XLA refused" not in t["cause"]]
     figures = {"traces": len(traces), "retraces": len(retraces),
                "first_call_s": traces[0]["seconds"] if traces else None,
+               "trace_s": traces[0].get("trace_s") if traces else None,
                "compile_s": compile_s, "jit_compile": jit_compile,
                "xla_fallback": xla_fallback,
                "retraced_at": [{k: t[k] for k in ("step", "inputs", "cause", "seconds")}
                                for t in retraces]}
     how = "with XLA" if jit_compile else "without XLA"
-    first = (f"the first call (trace and compile {how}, plus its steps) took "
-             f"{figures['first_call_s']:.2f} s" if traces else "the step was never traced here")
+    first = (f"the first call took {figures['first_call_s']:.2f} s: tracing "
+             f"{figures['trace_s']:.2f} s, then compiling {how} and running its steps "
+             f"{figures['first_call_s'] - figures['trace_s']:.2f} s" if traces
+             else "the step was never traced here")
     if retraces:
         t = retraces[0]
         return Finding("compile", "warning", "retraced after warm-up",

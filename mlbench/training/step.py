@@ -83,7 +83,7 @@ class TrainStep:
         # trace, compile and its steps), 'cause'}; read by the compile diagnosis.
         self.traces = []
         self.xla_fallback = None  # why XLA refused the step, when it did
-        self._traced_inputs = None
+        self._traced_inputs, self._trace_s = None, None
         self._compile(jit_compile)
         # Eval is not XLA-compiled: under MirroredStrategy a jit-compiled eval
         # function read replica 0's variables from replica 1 (TF 2.20), and
@@ -182,7 +182,7 @@ class TrainStep:
             cause = ("same input shapes: a Python value or object passed to the step "
                      "changed")
         self.traces.append({"step": step, "inputs": self._traced_inputs,
-                            "seconds": seconds, "cause": cause})
+                            "seconds": seconds, "trace_s": self._trace_s, "cause": cause})
 
     def _outcome(self, loss, skipped):
         return StepOutcome(float(loss), int(skipped), self._learning_rate(), self._loss_scale())
@@ -211,9 +211,16 @@ class TrainStep:
         """`num_steps` steps in one tf.function; (mean loss, fp16 skipped steps).
 
         `inputs` is a distributed iterator, or per-replica values already on
-        the devices (synthetic data), reused every step.
+        the devices (synthetic data), reused every step. The Python here runs only
+        while tracing: it records what the step is traced for and how long that took.
         """
-        self._traced_inputs = input_signature(inputs)  # Python: runs only while tracing
+        begun = time.perf_counter()
+        self._traced_inputs = input_signature(inputs)
+        outputs = self._train_steps(inputs, num_steps)
+        self._trace_s = time.perf_counter() - begun
+        return outputs
+
+    def _train_steps(self, inputs, num_steps):
         total_loss = tf.constant(0.0)
         skipped = tf.constant(0, tf.int64)
         for _ in tf.range(num_steps):
