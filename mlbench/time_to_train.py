@@ -1,0 +1,194 @@
+"""Minutes and dollars to a quality target: samples to converge ÷ throughput + evaluation.
+
+    minutes = samples to converge / images_per_sec  +  evals × eval set / eval rate
+
+- **Samples to converge** come from MLCommons' reference convergence points (RCPs: many
+  seeds of one configuration per global batch size), read and interpolated by
+  `rcp_checker` itself (`RCP_Checker._create_interp_rcp`: linear in the batch size
+  between the two nearest pruned RCPs). The band is the range of olympic means
+  rcp_checker's t-test accepts around the reference mean: from its 'Min Epochs' (the
+  fastest allowed) to the mirrored bound above the mean (`mlbench.mlperf.rcp`).
+- **Throughput** is measured (a benchmark result) or projected to N devices
+  (`mlbench.bench.projection`).
+- **Evaluation** follows the closed rules' cadence and eval set (`CLOSED_EVAL`), at a
+  forward-only rate: measured with `benchmark(forward_only=True)` when given, else the
+  training rate × FORWARD_SPEEDUP (a stated ratio: a forward pass is about a third of
+  a training step's FLOPs).
+- **Initialisation and compilation** are outside MLPerf's timed window (run_start comes
+  after them); they are listed apart, not added.
+"""
+import dataclasses
+import math
+from typing import Optional
+
+from mlbench.mlperf import rcp as rcp_lib
+
+IMAGENET_TRAIN = 1_281_167  # ImageNet-1k train images: one ResNet epoch
+FORWARD_SPEEDUP = 3.0  # training FLOPs ≈ 3 × forward (Kaplan et al. 2020): stated, not measured
+DEFAULT_RULESET = "1.0.0"
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalCadence:
+    """When the closed rules evaluate and on how much: every `every_samples(batch)`
+    training samples, on `eval_examples` examples."""
+    eval_examples: int
+    every_epochs: Optional[float] = None  # ResNet: in epochs of the train set
+    bert_formula: bool = False  # BERT: min(0.05 × (230.23 × B + 3,000,000), 25,000,000)
+
+    def every_samples(self, global_batch_size, train_examples):
+        if self.bert_formula:
+            return min(0.05 * (230.23 * global_batch_size + 3_000_000), 25_000_000)
+        return self.every_epochs * train_examples
+
+
+# MLPerf training rules (v1.0 on): ResNet evaluates every 4 epochs on the 50,000
+# ImageNet validation images; BERT every min(0.05·(230.23·B + 3M), 25M) samples on 10,000
+# held-out sequences.
+CLOSED_EVAL = {"resnet": EvalCadence(50_000, every_epochs=4),
+               "bert": EvalCadence(10_000, bert_formula=True)}
+
+
+@dataclasses.dataclass
+class Convergence:
+    """Samples to converge at one global batch size, with rcp_checker's band.
+
+    Attributes:
+      benchmark / global_batch_size / ruleset: what was asked.
+      samples / samples_low / samples_high: the reference olympic mean and the range of
+        means rcp_checker accepts ('Min Epochs' to the mirrored bound), in samples.
+      epochs: the mean in epochs (ResNet's unit), None for BERT (whose RCPs are samples).
+      source: 'RCP at batch B' or 'interpolated between RCPs at A and B' (rcp_checker's).
+      rcp: MLCommons' RCP file for the ruleset, or the custom file given.
+    """
+    benchmark: str
+    global_batch_size: int
+    ruleset: str
+    samples: float
+    samples_low: float
+    samples_high: float
+    epochs: Optional[float]
+    source: str
+    rcp: str
+
+
+def convergence(benchmark, global_batch_size, ruleset=DEFAULT_RULESET, rcp_path=None,
+                train_examples=None):
+    """Samples to converge for `benchmark` at `global_batch_size`, from MLCommons' RCPs
+    for `ruleset` or the custom RCP file `rcp_path` (e.g. mlbench's CPU-scale ones).
+
+    `train_examples` turns ResNet's epochs into samples (default: ImageNet's train set).
+    Raises ValueError for a batch size outside the RCPs' range, naming the range.
+    """
+    if benchmark not in CLOSED_EVAL:
+        raise ValueError(f"`benchmark` ({benchmark!r}) must be one of {sorted(CLOSED_EVAL)}.")
+    checker = rcp_lib.checker_for(benchmark, ruleset, rcp_path)
+    reference, source = _reference(checker, global_batch_size, rcp_path or ruleset)
+    mean, low = float(reference["RCP Mean"]), float(reference["Min Epochs"])
+    high = 2 * mean - low  # the mirrored bound (mlbench.mlperf.rcp.judge_epochs)
+    per = 1.0 if benchmark == "bert" else float(train_examples or IMAGENET_TRAIN)
+    return Convergence(benchmark, global_batch_size, ruleset, mean * per, low * per,
+                       high * per, None if benchmark == "bert" else mean, source,
+                       rcp_path or f"MLCommons rcps_{benchmark}.json, training {ruleset}")
+
+
+def _reference(checker, batch, where):
+    """rcp_checker's record for `batch`: its own, or its interpolation of the two nearest
+    pruned RCPs (as `rcp_checker.check_directory` does for a submission)."""
+    found = checker._find_rcp(batch, "pruned_rcps") or checker._find_rcp(batch, "full_rcps")
+    if found is not None:
+        return found, f"RCP at batch {batch}"
+    low = checker._find_top_min_rcp(batch, "pruned_rcps")
+    high = checker._find_bottom_max_rcp(batch, "pruned_rcps")
+    if low is None or high is None:
+        sizes = sorted(r["BS"] for r in checker._get_rcp_data("pruned_rcps").values())
+        raise ValueError(f"`global_batch_size` ({batch}) is outside the RCPs of {where} "
+                         f"(batch sizes {sizes[0]} to {sizes[-1]}: {sizes}); rcp_checker "
+                         "interpolates only between two of them.")
+    _, record = checker._create_interp_rcp(batch, low, high)
+    return record, f"interpolated between RCPs at batch {low['BS']} and {high['BS']}"
+
+
+@dataclasses.dataclass
+class TimeToTrain:
+    """Minutes (and dollars) to the quality target, with the RCP's band.
+
+    `minutes` = `train_minutes` + `eval_minutes`; `minutes_low` / `minutes_high` come from
+    the band of samples to converge. `excluded` lists what MLPerf's clock does not count.
+    """
+    convergence: Convergence
+    devices: int
+    images_per_sec: float
+    eval_images_per_sec: float
+    eval_rate_source: str
+    evals: int
+    train_minutes: float
+    eval_minutes: float
+    minutes: float
+    minutes_low: float
+    minutes_high: float
+    price_per_device_hour: Optional[float] = None
+    price_source: Optional[str] = None
+    cost: Optional[float] = None
+    cost_low: Optional[float] = None
+    cost_high: Optional[float] = None
+    excluded: str = ("initialisation and compilation (before MLPerf's run_start, outside "
+                     "the timed window)")
+    label: str = "projection (not measured)"
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def line(self):
+        c = self.convergence
+        cost = (f"; ${self.cost:,.2f} [{self.cost_low:,.2f}–{self.cost_high:,.2f}] at "
+                f"${self.price_per_device_hour:g}/device-hour ({self.price_source})"
+                if self.cost is not None else "")
+        return (f"time to train {c.benchmark} at global batch {c.global_batch_size} on "
+                f"{self.devices} device(s): {self.minutes:.1f} min [{self.minutes_low:.1f}–"
+                f"{self.minutes_high:.1f}] ({self.train_minutes:.1f} training "
+                f"{c.samples:,.0f} samples at {self.images_per_sec:,.1f}/s + "
+                f"{self.eval_minutes:.1f} for {self.evals} evals at "
+                f"{self.eval_images_per_sec:,.1f}/s, {self.eval_rate_source}; samples "
+                f"{c.source}){cost}; excluded: {self.excluded}. A {self.label}.")
+
+
+def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
+             price_per_device_hour=None, price_source="given", cadence=None,
+             train_examples=None):
+    """TimeToTrain of `converge` at a training rate of `images_per_sec` on `devices`.
+
+    Args:
+      converge: a Convergence.
+      images_per_sec: training throughput over all devices (measured or projected).
+      eval_images_per_sec: forward-only throughput; default images_per_sec ×
+        FORWARD_SPEEDUP (stated in the result).
+      price_per_device_hour: dollars per device-hour; the cost is that × devices × hours.
+      cadence: the eval cadence (default: the closed rules' for the benchmark).
+      train_examples: the train set's size (ResNet's epoch; default ImageNet's).
+    """
+    if not images_per_sec or images_per_sec <= 0:
+        raise ValueError(f"`images_per_sec` ({images_per_sec!r}) must be a positive rate.")
+    cadence = cadence or CLOSED_EVAL[converge.benchmark]
+    if eval_images_per_sec:
+        eval_rate, how = eval_images_per_sec, "forward-only rate measured"
+    else:
+        eval_rate, how = images_per_sec * FORWARD_SPEEDUP, \
+            f"forward rate = training rate x {FORWARD_SPEEDUP:g} (stated, not measured)"
+    every = cadence.every_samples(converge.global_batch_size,
+                                  train_examples or IMAGENET_TRAIN)
+
+    def minutes(samples):
+        evals = math.ceil(samples / every - 1e-9)
+        return (samples / images_per_sec + evals * cadence.eval_examples / eval_rate) / 60, evals
+    point, evals = minutes(converge.samples)
+    low, high = minutes(converge.samples_low)[0], minutes(converge.samples_high)[0]
+    train_minutes = converge.samples / images_per_sec / 60
+    result = TimeToTrain(converge, devices, images_per_sec, eval_rate, how, evals,
+                         train_minutes, point - train_minutes, point, low, high)
+    if price_per_device_hour is not None:
+        hourly = price_per_device_hour * devices / 60
+        result.price_per_device_hour, result.price_source = price_per_device_hour, price_source
+        result.cost, result.cost_low, result.cost_high = point * hourly, low * hourly, \
+            high * hourly
+    return result
