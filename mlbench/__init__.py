@@ -1,7 +1,8 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
 Public surface: `train`, `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
-`BenchmarkResult`, `RunInterrupted`, `Callback`; after a run, `load`, `evaluate`, `export`.
+`BenchmarkResult`, `RunInterrupted`, `Callback`, `project`; after a run, `load`, `evaluate`,
+`export`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
 
 The names load on first use (PEP 562), so `import mlbench` and `mlbench --help` do not
@@ -32,6 +33,7 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "evaluate": ("mlbench.evaluation", "evaluate"),
            "export": ("mlbench.evaluation", "export"),
            "report": ("mlbench.reporting", "report"),
+           "project": ("mlbench.time_to_train", "project"),
            "compare": ("mlbench.reporting.compare", "compare"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
 
@@ -59,5 +61,6 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401
+    from mlbench.time_to_train import project  # noqa: F401
     from mlbench.training.callbacks import Callback  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

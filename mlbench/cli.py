@@ -296,14 +296,46 @@ def _project_flags(parser):
     parser.add_argument("--local_parameter_device", default="cpu", help="cpu | gpu.")
     parser.add_argument("--json", help="write every figure shown to this JSON file.")
     add_boolean(parser, "validate", "the projector against the whole page: the held-out "
-                "single-host cells and the distributed table, beside linear scaling.")
+                "single-host cells and the distributed table, beside linear scaling, and "
+                "two-point calibration on the 4- and 8-GPU cells.")
+    _time_to_train_flags(parser)
+
+
+def _time_to_train_flags(parser):
+    add_boolean(parser, "to_quality", "also the minutes (and dollars) to the MLPerf quality "
+                "target per device count: samples to converge from MLCommons' reference "
+                "convergence points ÷ the throughput, plus the closed rules' evaluations.")
+    parser.add_argument("--benchmark", choices=("resnet", "bert"),
+                        help="--to_quality: whose convergence points (default: the model's).")
+    parser.add_argument("--global_batch_size", type=int, help="--to_quality: the global batch "
+                        "(default: per-device batch x devices x accumulation).")
+    parser.add_argument("--gradient_accumulation_steps", type=int, default=1,
+                        help="--to_quality: micro-batches per step (default 1).")
+    parser.add_argument("--ruleset", default="1.0.0",
+                        help="--to_quality: the MLPerf ruleset of the RCPs (default 1.0.0).")
+    parser.add_argument("--rcp", help="--to_quality: a custom RCP file instead of MLCommons' "
+                        "(e.g. gin/mlperf/cpu/rcps_resnet_digits.json).")
+    parser.add_argument("--train_examples", type=int, help="--to_quality: images in one "
+                        "epoch (default ImageNet's 1,281,167).")
+    parser.add_argument("--forward_from", help="--to_quality: a result.json of `mlbench "
+                        "benchmark --forward_only` (the eval rate; default 3 x training).")
+    parser.add_argument("--price_per_device_hour", type=float, help="--to_quality: dollars "
+                        "per device-hour (default: the platform record's price, if any).")
+    parser.add_argument("--calibrate", metavar="ONE,TWO", help="project from your own 1- and "
+                        "2-device result.json files (two-point calibration).")
+    parser.add_argument("--calibration_mode", choices=("derate", "bandwidth"),
+                        default="derate", help="--calibrate: hold the 2-device efficiency "
+                        "(derate, default) or charge the loss to the links (bandwidth).")
 
 
 def _run_project(args):
-    from mlbench.bench import page, page_validation, projection
+    from mlbench.bench import calibration, page, page_validation
     if args.validate:
         text, output = page_validation.validation_report(page.page_suite)
-        print(text)
+        calibrated = calibration.validate_page(page.page_suite)
+        print(text + "\n" + calibration.format_validation(calibrated))
+        output = dict(output, two_point_calibration={k: v for k, v in calibrated.items()
+                                                     if k != "cells"})
     elif args.suite or args.source == "page":
         if not (args.suite and args.source == "page"):
             raise ValueError("`--suite` goes with `--from=page` (project a page table from "
@@ -311,18 +343,33 @@ def _run_project(args):
         text, output = page_validation.page_report(args.suite, page.page_suite)
         print(text)
     else:
-        devices = [int(d) for d in args.devices.split(",") if d.strip()]
-        result = projection.project(args.source, model=args.model,
-                                    images_per_sec=args.images_per_sec,
-                                    batch_size=args.batch_size, devices=devices,
-                                    platform=args.platform, variable_update=args.variable_update,
-                                    local_parameter_device=args.local_parameter_device,
-                                    read_suite=page.page_suite)
-        print(result.table())
-        output = result.to_dict()
+        run = _projected_run(args)
+        print(run.text())
+        output = run.to_dict()
     if args.json:
         write_json(args.json, output)
     return EXIT_OK
+
+
+def _projected_run(args):
+    from mlbench.time_to_train import project
+    devices = [int(d) for d in args.devices.split(",") if d.strip()]
+    calibrate = args.calibrate.split(",") if args.calibrate else None
+    if calibrate is not None and len(calibrate) != 2:
+        raise ValueError(f"`--calibrate` ({args.calibrate!r}) must be two result.json files: "
+                         "the 1-device one, a comma, the 2-device one.")
+    by_hand = {k: v for k, v in dict(model=args.model, images_per_sec=args.images_per_sec,
+                                      batch_size=args.batch_size,
+                                      variable_update=args.variable_update).items() if v}
+    return project(None if calibrate else args.source, devices=devices,
+                   platform=args.platform, to_quality=args.to_quality, calibrate=calibrate,
+                   calibration_mode=args.calibration_mode, benchmark=args.benchmark,
+                   gradient_accumulation_steps=args.gradient_accumulation_steps,
+                   global_batch_size=args.global_batch_size, ruleset=args.ruleset,
+                   rcp_path=args.rcp, train_examples=args.train_examples,
+                   forward_result=args.forward_from,
+                   price_per_device_hour=args.price_per_device_hour,
+                   local_parameter_device=args.local_parameter_device, **by_hand)
 
 
 def _report_flags(parser):

@@ -94,8 +94,10 @@ def convergence(benchmark, global_batch_size, ruleset=DEFAULT_RULESET, rcp_path=
 
 def _reference(checker, batch, where):
     """rcp_checker's record for `batch`: its own, or its interpolation of the two nearest
-    pruned RCPs (as `rcp_checker.check_directory` does for a submission)."""
-    found = checker._find_rcp(batch, "pruned_rcps") or checker._find_rcp(batch, "full_rcps")
+    RCPs, both from the pruned set (`rcp_checker.check_directory` with its default
+    `--rcp_pass=pruned_rcps`, as a submission is judged: an RCP that converged slower
+    than its neighbours' interpolation is pruned)."""
+    found = checker._find_rcp(batch, "pruned_rcps")
     if found is not None:
         return found, f"RCP at batch {batch}"
     low = checker._find_top_min_rcp(batch, "pruned_rcps")
@@ -192,3 +194,127 @@ def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
         result.cost, result.cost_low, result.cost_high = point * hourly, low * hourly, \
             high * hourly
     return result
+
+
+BENCHMARK_OF_MODEL = {"resnet50": "resnet", "resnet50_v1": "resnet", "resnet_tiny": "resnet",
+                      "bert_large": "bert", "bert_tiny": "bert", "bert_mini": "bert"}
+
+
+def benchmark_of(model, benchmark=None):
+    """The MLPerf benchmark whose RCPs apply to `model` ('resnet' or 'bert')."""
+    found = benchmark or BENCHMARK_OF_MODEL.get(model)
+    if found not in CLOSED_EVAL:
+        raise ValueError(f"model {model!r} has no MLPerf benchmark to take convergence from; "
+                         f"give `benchmark` ({sorted(CLOSED_EVAL)}).")
+    return found
+
+
+def for_projection(projection, *, benchmark=None, gradient_accumulation_steps=1,
+                   global_batch_size=None, ruleset=DEFAULT_RULESET, rcp_path=None,
+                   train_examples=None, eval_images_per_sec=None, price_per_device_hour=None,
+                   price_source="given", cadence=None):
+    """(a TimeToTrain per cell of a `Projection` and its measured base, [why a device
+    count has none]): each row's devices × per-device batch × accumulation is its global
+    batch, unless given; a global batch outside the RCPs gets no estimate (the reason
+    says so), and when no row has one the first reason is raised."""
+    name = benchmark_of(projection.model, benchmark)
+    rows = [(projection.base_devices, projection.images_per_sec)] + [
+        (c.devices, c.images_per_sec) for c in projection.cells]
+    estimates, skipped = [], []
+    for devices, rate in rows:
+        batch = global_batch_size or (projection.batch_size * devices *
+                                      gradient_accumulation_steps)
+        try:
+            converge = convergence(name, batch, ruleset, rcp_path, train_examples)
+        except ValueError as e:
+            skipped.append(f"{devices} device(s): {e}")
+            continue
+        # a measured forward rate scales with the devices as the training rate does
+        forward = (eval_images_per_sec * rate / projection.images_per_sec
+                   if eval_images_per_sec else None)
+        estimates.append(estimate(converge, rate, devices, forward, price_per_device_hour,
+                                  price_source, cadence, train_examples))
+    if not estimates:
+        raise ValueError(skipped[0].split(": ", 1)[1])
+    return estimates, skipped
+
+
+@dataclasses.dataclass
+class ProjectedRun:
+    """What `project` returns: the projected throughput, how it was calibrated (if it
+    was), and with `to_quality` the time (and cost) to train per device count."""
+    projection: object
+    calibration: Optional[object] = None
+    time_to_train: Optional[list] = None
+    not_estimated: Optional[list] = None  # device counts whose global batch no RCP covers
+
+    def text(self):
+        lines = [self.projection.table()]
+        if self.calibration is not None:
+            c = self.calibration
+            lines.append(f"calibrated on 1 and 2 devices ({c.images_per_sec_1:.1f} and "
+                         f"{c.images_per_sec_2:.1f} images/sec): 2-device efficiency "
+                         f"{c.derate:.3f} of the datasheet's projection; effective "
+                         f"{c.link} {c.effective_bandwidth / 1e9:.3g} GB/s ({c.bound})")
+        lines += [t.line() for t in self.time_to_train or ()]
+        lines += [f"no time to train for {reason}" for reason in self.not_estimated or ()]
+        return "\n".join(lines)
+
+    def to_dict(self):
+        return {"projection": self.projection.to_dict(),
+                "calibration": self.calibration.to_dict() if self.calibration else None,
+                "time_to_train": [t.to_dict() for t in self.time_to_train or ()] or None,
+                "not_estimated": self.not_estimated}
+
+
+def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=False,
+            calibrate=None, calibration_mode="derate", benchmark=None,
+            gradient_accumulation_steps=1, global_batch_size=None, ruleset=DEFAULT_RULESET,
+            rcp_path=None, train_examples=None, forward_result=None,
+            price_per_device_hour=None, **measurement):
+    """Images/sec on `devices` from one measured device, and with `to_quality` the
+    minutes (and dollars) to the MLPerf quality target.
+
+    Args:
+      result: a BenchmarkResult or its result.json (or give `model`, `images_per_sec`,
+        `batch_size` by hand in `measurement`).
+      devices / platform: the projector's (`mlbench.bench.projection.project`).
+      to_quality: add `time_to_train` per device count: samples to converge (MLCommons'
+        RCPs for `ruleset`, or the custom `rcp_path`) ÷ throughput + the closed rules'
+        evaluations, with the RCP's band.
+      calibrate: (1-device result, 2-device result) of your own: project from them
+        (`mlbench.bench.calibration`, `calibration_mode` 'derate' or 'bandwidth').
+      benchmark: 'resnet' or 'bert' (default: from the model).
+      gradient_accumulation_steps / global_batch_size: the global batch is per-device
+        batch × devices × accumulation unless given.
+      train_examples: ResNet's epoch in images (default ImageNet's 1,281,167).
+      forward_result: a `benchmark(forward_only=True)` result of the same device: the
+        eval rate (default: training rate × FORWARD_SPEEDUP, stated).
+      price_per_device_hour: dollars; default the platform record's price, if it has one.
+    """
+    from mlbench.bench import calibration as calibration_lib
+    from mlbench.bench import page, platforms, projection as projection_lib
+    calibrated = None
+    if calibrate is not None:
+        one, two = calibrate
+        calibrated = calibration_lib.from_results(one, two, platform)
+        projected = projection_lib.Projection(
+            calibrated.model, calibrated.platform + " (calibrated)", calibrated.pattern,
+            calibrated.batch_size, 1, calibrated.images_per_sec_1, calibrated.gradient_bytes,
+            calibrated.project(list(devices), calibration_mode))
+    else:
+        projected = projection_lib.project(result, devices=list(devices), platform=platform,
+                                           read_suite=page.page_suite, **measurement)
+    run = ProjectedRun(projected, calibrated)
+    if to_quality:
+        price, source = price_per_device_hour, "given"
+        if price is None and not isinstance(platform, dict):
+            price, source = platforms.get(platform).get("price_per_device_hour") or (None, None)
+        forward = (projection_lib._measurement(forward_result)["images_per_sec"]
+                   if forward_result is not None else None)
+        run.time_to_train, run.not_estimated = for_projection(
+            projected, benchmark=benchmark, gradient_accumulation_steps=gradient_accumulation_steps,
+            global_batch_size=global_batch_size, ruleset=ruleset, rcp_path=rcp_path,
+            train_examples=train_examples, eval_images_per_sec=forward,
+            price_per_device_hour=price, price_source=source)
+    return run

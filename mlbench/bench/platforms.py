@@ -22,11 +22,13 @@ CPU_REDUCE = (20.0 * GB, "inferred: gradient sums on the host read 2 and write 1
 
 
 def _record(name, device, devices_per_host, ring, pcie_per_device, host_uplink, nic,
-            latency, eta=None, notes=""):
+            latency, eta=None, notes="", price=None):
+    """A platform record; `price` is (dollars per device-hour, source and date) or None."""
     return {"name": name, "device": device, "devices_per_host": devices_per_host,
             "ring_bandwidth": ring, "pcie_per_device": pcie_per_device,
             "host_uplink": host_uplink, "nic_bandwidth": nic, "latency_s": latency,
-            "cpu_reduce_bandwidth": CPU_REDUCE, "eta": eta, "notes": notes}
+            "cpu_reduce_bandwidth": CPU_REDUCE, "eta": eta, "notes": notes,
+            "price_per_device_hour": price}
 
 
 
@@ -77,14 +79,19 @@ RECORDS = {
                           "~half of it"),
         pcie_per_device=PCIE4_X16, host_uplink=(8 * PCIE4_X16[0], "8 x16 gen4 links"),
         nic=(25.0 * GB, "8x 200 Gb/s HDR InfiniBand (DGX A100 datasheet), one per GPU"),
-        latency=(15e-6, "inferred"), notes="no page table: eta assumed 1"),
+        latency=(15e-6, "inferred"), notes="no page table: eta assumed 1",
+        price=(32.77 / 8, "inferred: AWS p4d.24xlarge (8x A100 40GB) on-demand, $32.77 per "
+                          "hour in us-east-1 as listed in 2023, / 8 GPUs; check today's "
+                          "price")),
     "dgx_h100": _record(
         "NVIDIA DGX H100 (8x H100 SXM5, NVSwitch)", "H100", 8,
         ring=(225.0 * GB, "NVLink 4.0: 900 GB/s bidirectional per GPU (H100 datasheet) = 450 "
                           "GB/s per direction; inferred: NCCL bus bandwidth ~half of it"),
         pcie_per_device=PCIE5_X16, host_uplink=(8 * PCIE5_X16[0], "8 x16 gen5 links"),
         nic=(50.0 * GB, "8x 400 Gb/s ConnectX-7 (DGX H100 datasheet), one per GPU"),
-        latency=(10e-6, "inferred"), notes="no page table: eta assumed 1"),
+        latency=(10e-6, "inferred"), notes="no page table: eta assumed 1",
+        price=(98.32 / 8, "inferred: AWS p5.48xlarge (8x H100) on-demand, $98.32 per hour "
+                          "in us-east-1 as listed in 2023, / 8 GPUs; check today's price")),
 }
 
 FIELDS = ("ring_bandwidth", "pcie_per_device", "host_uplink", "nic_bandwidth", "latency_s",
