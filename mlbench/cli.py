@@ -317,6 +317,10 @@ def _time_to_train_flags(parser):
                         "(e.g. gin/mlperf/cpu/rcps_resnet_digits.json).")
     parser.add_argument("--train_examples", type=int, help="--to_quality: images in one "
                         "epoch (default ImageNet's 1,281,167).")
+    parser.add_argument("--eval_every_epochs", type=float, help="--to_quality: your config's "
+                        "eval cadence (default the closed rules': ResNet 4 epochs).")
+    parser.add_argument("--eval_examples", type=int, help="--to_quality: examples in one "
+                        "eval (default the closed rules': ResNet 50,000, BERT 10,000).")
     parser.add_argument("--forward_from", help="--to_quality: a result.json of `mlbench "
                         "benchmark --forward_only` (the eval rate; default 3 x training).")
     parser.add_argument("--price_per_device_hour", type=float, help="--to_quality: dollars "
@@ -369,6 +373,7 @@ def _projected_run(args):
                    rcp_path=args.rcp, train_examples=args.train_examples,
                    forward_result=args.forward_from,
                    price_per_device_hour=args.price_per_device_hour,
+                   eval_every_epochs=args.eval_every_epochs, eval_examples=args.eval_examples,
                    local_parameter_device=args.local_parameter_device, **by_hand)
 
 

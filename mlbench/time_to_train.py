@@ -147,12 +147,17 @@ class TimeToTrain:
                 f"${self.price_per_device_hour:g}/device-hour ({self.price_source})"
                 if self.cost is not None else "")
         return (f"time to train {c.benchmark} at global batch {c.global_batch_size} on "
-                f"{self.devices} device(s): {self.minutes:.1f} min [{self.minutes_low:.1f}–"
-                f"{self.minutes_high:.1f}] ({self.train_minutes:.1f} training "
+                f"{self.devices} device(s): {_m(self.minutes)} min [{_m(self.minutes_low)}–"
+                f"{_m(self.minutes_high)}] ({_m(self.train_minutes)} training "
                 f"{c.samples:,.0f} samples at {self.images_per_sec:,.1f}/s + "
-                f"{self.eval_minutes:.1f} for {self.evals} evals at "
+                f"{_m(self.eval_minutes)} for {self.evals} evals at "
                 f"{self.eval_images_per_sec:,.1f}/s, {self.eval_rate_source}; samples "
                 f"{c.source}){cost}; excluded: {self.excluded}. A {self.label}.")
+
+
+def _m(minutes):
+    """Minutes to three significant figures (a CPU-scale run lasts under one)."""
+    return f"{minutes:.3g}" if minutes < 100 else f"{minutes:.0f}"
 
 
 def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
@@ -239,6 +244,16 @@ def for_projection(projection, *, benchmark=None, gradient_accumulation_steps=1,
     return estimates, skipped
 
 
+def _cadence(benchmark, every_epochs, eval_examples):
+    """The closed rules' eval cadence, with the parts given replaced."""
+    closed = CLOSED_EVAL[benchmark]
+    if every_epochs is None and eval_examples is None:
+        return closed
+    return EvalCadence(eval_examples or closed.eval_examples,
+                       every_epochs=every_epochs or closed.every_epochs,
+                       bert_formula=closed.bert_formula and every_epochs is None)
+
+
 @dataclasses.dataclass
 class ProjectedRun:
     """What `project` returns: the projected throughput, how it was calibrated (if it
@@ -271,7 +286,8 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
             calibrate=None, calibration_mode="derate", benchmark=None,
             gradient_accumulation_steps=1, global_batch_size=None, ruleset=DEFAULT_RULESET,
             rcp_path=None, train_examples=None, forward_result=None,
-            price_per_device_hour=None, **measurement):
+            price_per_device_hour=None, eval_every_epochs=None, eval_examples=None,
+            **measurement):
     """Images/sec on `devices` from one measured device, and with `to_quality` the
     minutes (and dollars) to the MLPerf quality target.
 
@@ -291,6 +307,8 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
       forward_result: a `benchmark(forward_only=True)` result of the same device: the
         eval rate (default: training rate × FORWARD_SPEEDUP, stated).
       price_per_device_hour: dollars; default the platform record's price, if it has one.
+      eval_every_epochs / eval_examples: an eval cadence of your own (e.g. a CPU-scale
+        config's) instead of the closed rules' for the benchmark.
     """
     from mlbench.bench import calibration as calibration_lib
     from mlbench.bench import page, platforms, projection as projection_lib
@@ -316,5 +334,7 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
             projected, benchmark=benchmark, gradient_accumulation_steps=gradient_accumulation_steps,
             global_batch_size=global_batch_size, ruleset=ruleset, rcp_path=rcp_path,
             train_examples=train_examples, eval_images_per_sec=forward,
-            price_per_device_hour=price, price_source=source)
+            price_per_device_hour=price, price_source=source,
+            cadence=_cadence(benchmark_of(projected.model, benchmark), eval_every_epochs,
+                             eval_examples))
     return run

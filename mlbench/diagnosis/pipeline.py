@@ -11,7 +11,7 @@ import time
 
 from mlbench.diagnosis.findings import Finding
 
-MAX_BATCHES = 40  # timed batches at most: a bounded cost before a train run
+MAX_BATCHES = 24  # timed batches at most: a bounded cost before a train run
 MAX_SECONDS = 10.0  # ... or this much time, whichever comes first
 WARMUP_BATCHES = 3  # fill the prefetch buffer and let tf.data's autotuner settle
 HEADROOM = 1.2  # a pipeline less than 20 % faster than the step has no slack for a hiccup
