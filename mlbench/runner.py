@@ -97,7 +97,8 @@ def _run(plan, callbacks, progress):
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
-    timed_pipeline = diagnosis_run.time_host_pipeline(plan)
+    with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
+        timed_pipeline = diagnosis_run.time_host_pipeline(plan)
     start_state = numerics.snapshot(parts.step.state_variables())
     start_step = parts.step.global_step
     config = _loop_config(plan, parts, model_dir, log)
