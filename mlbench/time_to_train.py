@@ -338,3 +338,24 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
             cadence=_cadence(benchmark_of(projected.model, benchmark), eval_every_epochs,
                              eval_examples))
     return run
+
+
+def for_projection_dict(projection, benchmark=None, price_per_device_hour=None):
+    """`for_projection` of a projection as stored (`Projection.to_dict()`, e.g. a result's
+    `projection` field): ([TimeToTrain], [why a device count has none]); ([], [reason])
+    for a model without an MLPerf benchmark."""
+    from types import SimpleNamespace
+    try:
+        benchmark_of(projection["model"], benchmark)
+    except ValueError as e:
+        return [], [str(e)]
+    cells = [SimpleNamespace(devices=c["devices"], images_per_sec=c["images_per_sec"])
+             for c in projection["cells"]]
+    view = SimpleNamespace(model=projection["model"], base_devices=projection["base_devices"],
+                           images_per_sec=projection["images_per_sec"],
+                           batch_size=projection["batch_size"], cells=cells)
+    try:
+        return for_projection(view, benchmark=benchmark,
+                              price_per_device_hour=price_per_device_hour)
+    except ValueError as e:
+        return [], [str(e)]

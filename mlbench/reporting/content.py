@@ -222,7 +222,35 @@ def projections(prefix, results):
              "title": f"Projected, not measured: {first['platform']}",
              "columns": ["model", "data", "devices", "projected images/sec",
                          "band (no overlap – full overlap)", "linear scaling"],
-             "rows": rows, "note": first["label"] + " (docs/projection.md)."}]
+             "rows": rows, "note": first["label"] + " (docs/projection.md)."},
+            *time_to_train_table(prefix, projected)]
+
+
+def time_to_train_table(prefix, projected):
+    """Minutes to the MLPerf target per projected cell whose global batch MLCommons'
+    reference convergence points cover; [] when none does."""
+    from mlbench import time_to_train
+    rows, skipped = [], []
+    for r in projected:
+        estimates, reasons = time_to_train.for_projection_dict(r["projection"])
+        skipped += [f"{r['model']}: {reason}" for reason in reasons]
+        rows += [[DISPLAY.get(r["model"], r["model"]), str(t.devices),
+                  str(t.convergence.global_batch_size),
+                  number(t.minutes, f"{t.minutes:.3g}"),
+                  f"{t.minutes_low:.3g}–{t.minutes_high:.3g}",
+                  f"{t.train_minutes:.3g} + {t.eval_minutes:.3g} ({t.evals} evals)",
+                  t.convergence.source] for t in estimates]
+    if not rows:
+        return []
+    return [{"id": f"{prefix}-time-to-train", "kind": "table", "projection": True,
+             "title": "Time to train (projected, not measured): minutes to the MLPerf target",
+             "columns": ["model", "devices", "global batch", "minutes", "band (RCP)",
+                         "training + evaluation", "samples to converge"], "rows": rows,
+             "note": "A projection: samples to converge from MLCommons' reference "
+                     "convergence points ÷ the projected images/sec, plus the closed "
+                     "rules' evaluations at 3 × the training rate (stated); initialisation "
+                     "and compilation excluded, as MLPerf's clock does (docs/projection.md)."
+                     + (" No estimate for " + "; ".join(skipped) if skipped else "")}]
 
 
 # --- training runs ---------------------------------------------------------------------

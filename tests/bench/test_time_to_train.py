@@ -135,3 +135,20 @@ def test_project_command_to_quality_and_calibrated(tmp_path):
     assert at8["cost"] == pytest.approx(hours * 8 * 3)
     assert "time to train resnet at global batch 2048 on 8 device(s)" in out.stdout
     assert any("1 device(s)" in n for n in saved["not_estimated"])  # batch 256: no RCP
+
+
+def test_results_page_has_a_time_to_train_table_beside_the_projection():
+    from mlbench.bench.projection import project
+    from mlbench.reporting import content
+    projected = project(model="resnet50", images_per_sec=1270.0, batch_size=256,
+                        devices=[2, 8], platform="dgx1_v100")
+    result = {"model": "resnet50", "data": "synthetic", "num_devices": 1, "batch_size": 256,
+              "projection": projected.to_dict()}
+    sections = content.projections("s0", [result])
+    table = next(s for s in sections if s["id"] == "s0-time-to-train")
+    expected = ttt.estimate(ttt.convergence("resnet", 2048), projected.cells[1].images_per_sec,
+                            devices=8)
+    (row,) = table["rows"]  # 1 and 2 devices (batch 256, 512) are below the RCPs
+    assert row[1] == "8" and row[2] == "2048"
+    assert row[3]["value"] == pytest.approx(expected.minutes)
+    assert "projected, not measured" in table["title"] and "No estimate for" in table["note"]
