@@ -51,9 +51,7 @@ class Comparison:
         return any(r.regression for r in self.rows)
 
     def table(self):
-        lines = [f"baseline {self.baseline}  →  candidate {self.candidate}"]
-        lines += [f"WARNING: {note}: the figures are not from one environment"
-                  for note in self.environment]
+        lines = compare_runs.header_lines(self.baseline, self.candidate, self.environment)
         lines += ["model\tdevices\tdata\tbatch\tbaseline\tcandidate\tratio\tnoise\tverdict"]
         for r in self.rows:
             c = r.configuration

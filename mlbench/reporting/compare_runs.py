@@ -52,6 +52,13 @@ class RunRow:
         return dict(dataclasses.asdict(self), ratio=self.ratio)
 
 
+def header_lines(baseline, candidate, environment, what=""):
+    """A comparison table's first lines: what is compared, and a WARNING per difference
+    between the two environments."""
+    return [f"baseline {baseline}  →  candidate {candidate}{what}"] + [
+        f"WARNING: {note}: the figures are not from one environment" for note in environment]
+
+
 @dataclasses.dataclass
 class RunComparison:
     """Candidate vs baseline for two train runs or two MLPerf run sets."""
@@ -67,9 +74,8 @@ class RunComparison:
         return any(r.regression for r in self.rows)
 
     def table(self):
-        lines = [f"baseline {self.baseline}  →  candidate {self.candidate} ({self.kind} runs)"]
-        lines += [f"WARNING: {note}: the figures are not from one environment"
-                  for note in self.environment]
+        lines = header_lines(self.baseline, self.candidate, self.environment,
+                             f" ({self.kind} runs)")
         lines.append("quantity\tbaseline\tcandidate\tratio\tverdict")
         for r in self.rows:
             ratio = "-" if r.ratio is None else f"{r.ratio:.3f}"
