@@ -297,10 +297,13 @@ def attach(result, up_to, platform, read_suite=None):
 
 
 def _measurement(result):
-    """{model, images_per_sec, batch_size, num_devices, pattern} of a result or its JSON."""
+    """{model, images_per_sec, batch_size, num_devices, pattern} of a result, its dict or
+    its JSON file."""
     if result is None:
         return {}
-    if isinstance(result, str):
+    if isinstance(result, dict):
+        data = result
+    elif isinstance(result, str):
         import json
         with open(result) as f:
             data = json.load(f)

@@ -152,3 +152,38 @@ def test_results_page_has_a_time_to_train_table_beside_the_projection():
     assert row[1] == "8" and row[2] == "2048"
     assert row[3]["value"] == pytest.approx(expected.minutes)
     assert "projected, not measured" in table["title"] and "No estimate for" in table["note"]
+
+
+CPU_FIGURES = os.path.join(REPO, "tests", "fixtures", "cpu_time_to_train.json")
+
+
+def test_cpu_scale_prediction_arithmetic_on_stored_runs():
+    """benchmarks/time_to_train_cpu.py measured the rates and ran 5 CPU-scale MLPerf ResNet
+    runs on this project's AVX2 machine (figures in docs/projection.md): the prediction
+    from the stored rates is the stored one, and the runs' olympic mean lies in its band
+    and within 15 % of its point."""
+    import benchmarks.time_to_train_cpu as script
+    with open(CPU_FIGURES) as f:
+        stored = json.load(f)
+    again = script.predicted(
+        type("Rate", (), {"images_per_sec": {"mean": stored["train_images_per_sec"]}})(),
+        {"model": "resnet_tiny", "images_per_sec": {"mean": stored["forward_images_per_sec"]},
+         "batch_size": 128, "num_devices": 1, "ran": {}})
+    for key, value in stored["predicted"].items():
+        assert getattr(again, key) == pytest.approx(value, rel=1e-9)
+    measured = stored["measured_olympic_mean"]
+    assert again.minutes_low <= measured <= again.minutes_high
+    assert abs(measured / again.minutes - 1) <= 0.15
+
+
+@pytest.mark.slow
+def test_cpu_scale_prediction_gate_measured_now(tmp_path):
+    """The gate measured on this machine now: 5 runs (about 4 minutes)."""
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "time_to_train_cpu.py"),
+                          "5", f"--save={tmp_path / 'figures.json'}"], cwd=REPO,
+                         capture_output=True, text=True, timeout=3600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    predicted, measured = figures["predicted"], figures["measured_olympic_mean"]
+    assert predicted["minutes_low"] <= measured <= predicted["minutes_high"]
+    assert abs(measured / predicted["minutes"] - 1) <= 0.15
