@@ -1,6 +1,7 @@
 """Optimizers and schedules through Model Garden's factory: the learning rate at given
 steps (golden values), the optimizer classes, bad input named."""
 import pytest
+import tensorflow as tf
 
 from mlbench import optimizers
 
@@ -36,12 +37,18 @@ def test_lars_warms_up_polynomially_as_mlperf():
     assert lr_at(h, 60) == pytest.approx((2.0 - 1e-4) * (1 - 60 / 100) ** 2 + 1e-4, rel=1e-5)
 
 
-@pytest.mark.parametrize("name,cls", [("sgd", "SGD"), ("lars", "LARS"), ("lamb", "LAMB"),
-                                      ("adamw", "AdamWeightDecay"), ("adam", "Adam")])
-def test_each_name_builds_model_gardens_optimizer(name, cls):
+@pytest.mark.parametrize("name,cls,slots", [
+    ("sgd", "SGD", ["momentum"]), ("lars", "LARS", ["momentum"]), ("lamb", "LAMB", ["m", "v"]),
+    ("adamw", "AdamWeightDecay", ["m", "v"]), ("adam", "Adam", ["m", "v"])])
+def test_each_name_builds_model_gardens_optimizer(name, cls, slots):
+    """Its class, and the state a checkpoint saves: the step count and one slot per kind
+    per variable."""
     optimizer = optimizers.from_hyperparameters(optimizers.hyperparameters(name, 0.01))
     assert type(optimizer).__name__ == cls
-    assert optimizers.optimizer_variables(optimizer) is not None
+    weight = tf.Variable(tf.zeros((3,)), name="weight")
+    optimizer.apply_gradients([(tf.ones((3,)), weight)])
+    names = [v.name for v in optimizers.optimizer_variables(optimizer)]
+    assert names == [f"{cls}/iter:0"] + [f"{cls}/weight/{slot}:0" for slot in slots]
 
 
 @pytest.mark.parametrize("kwargs,needle", [

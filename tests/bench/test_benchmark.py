@@ -61,7 +61,9 @@ def test_real_benchmark_counts_steps_and_runs(tmp_path):
     assert result.ran["replicas"] == 2 and result.ran["strategy"] == "MirroredStrategy"
     assert result.images_per_sec["runs"] == 2 and result.images_per_sec["mean"] > 0
     assert result.ran["jit_compile"] is False  # 'auto' on CPU
-    assert 0 < result.mfu < 1
+    # MFU = model FLOPs per example × examples/sec ÷ the peak of the devices used
+    assert result.mfu == pytest.approx(
+        result.flops_per_example * result.images_per_sec["mean"] / result.peak_flops)
 
 
 @pytest.mark.parametrize("update,device,expected", [
