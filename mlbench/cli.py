@@ -27,6 +27,12 @@ EXIT_CODES = ("exit codes: 0 ok, 1 failed (including a diverged run), 2 bad usag
               "(checkpoint saved: the same command resumes)")
 NOT_FLAGS = ("gin_files", "gin_bindings", "callbacks", "eval_data")  # not from a shell
 SIMPLE_EXIT_CODES = "exit codes: 0 ok, 1 failed, 2 bad usage or bad input"
+EPILOGS = {  # each subcommand's own exit codes; SIMPLE_EXIT_CODES for the others
+    "train": EXIT_CODES, "mlperf": EXIT_CODES,
+    "compare": "exit codes: 0 no regression, 1 a regression beyond the threshold (or a "
+               "failure), 2 bad usage or bad input",
+    "launch": "exit codes: 0 every task finished, else the failing task's own (1 failed, 3 "
+              "target not reached), 124 --launch_timeout_s reached, 2 bad usage"}
 
 
 def _quiet_tensorflow(debug=False):
@@ -619,7 +625,7 @@ def build_parser(only=None):
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
                                 required=True)
     for name, (summary, add_flags, handler) in COMMANDS.items():
-        epilog = SIMPLE_EXIT_CODES if name in ("evaluate", "export", "list") else EXIT_CODES
+        epilog = EPILOGS.get(name, SIMPLE_EXIT_CODES)
         child = sub.add_parser(name, help=summary, description=summary, epilog=epilog)
         if only is None or name == only:
             add_flags(child)

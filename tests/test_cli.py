@@ -38,6 +38,17 @@ def test_each_command_has_its_own_help():
     assert "--global_batch_size" not in bench.stdout
 
 
+@pytest.mark.parametrize("command,codes", [
+    ("train", "3 target not reached"), ("compare", "1 a regression beyond the threshold"),
+    ("launch", "124 --launch_timeout_s reached"), ("report", "exit codes: 0 ok, 1 failed, 2 "
+                                                           "bad usage or bad input")])
+def test_each_command_lists_its_own_exit_codes(command, codes):
+    out = run_cli(command, "--help")
+    assert out.returncode == 0 and codes in " ".join(out.stdout.split())
+    if command not in ("train", "mlperf"):
+        assert "target not reached" not in out.stdout or command == "launch"
+
+
 def test_a_flag_the_command_does_not_take_is_refused():
     out = run_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--model_dir=x")
     assert out.returncode == 2 and "--model_dir" in out.stderr
