@@ -16,6 +16,7 @@ import os
 import sys
 import traceback
 
+from mlbench import cli_help  # text only
 from mlbench.bench import platforms  # plain records: no TensorFlow
 from mlbench.files import refuse_earlier_results, write_json  # no TensorFlow either
 from mlbench.flag_values import boolean_or_auto, literal, mapping, names
@@ -83,10 +84,11 @@ def add_boolean_or_auto(parser, name, help_text, dest):
                         help=argparse.SUPPRESS)
 
 
-def _signature_flags(parser, function, skip=(), aliases=None):
-    """One flag per argument of `function` (help from its docstring, its default shown);
-    `aliases` gives tf_cnn_benchmarks' flag names for the API's argument names."""
-    docs, aliases = _arg_docs(function.__doc__), aliases or {}
+def _signature_flags(parser, function, skip=(), aliases=None, help_texts=None):
+    """One flag per argument of `function` (help from `help_texts`, written for the
+    command line, else from its docstring; its default shown); `aliases` gives
+    tf_cnn_benchmarks' flag names for the API's argument names."""
+    docs, aliases = {**_arg_docs(function.__doc__), **(help_texts or {})}, aliases or {}
     for name, parameter in inspect.signature(function).parameters.items():
         if name in skip:
             continue
@@ -114,7 +116,7 @@ def _given(args, function):
 def _train_flags(parser):
     """One flag per argument of `mlbench.train` (help text from its docstring)."""
     from mlbench.api import train
-    _signature_flags(parser, train, skip=NOT_FLAGS)
+    _signature_flags(parser, train, skip=NOT_FLAGS, help_texts=cli_help.TRAIN)
     add_boolean_or_auto(parser, "xla_compile", "tf_cnn_benchmarks' name for --jit_compile.",
                         dest="jit_compile")
     parser.add_argument("--display_every", dest="steps_per_loop", type=int, metavar="N",
@@ -234,7 +236,8 @@ def _benchmark_flags(parser):
     """One flag per argument of `mlbench.benchmark`, under tf_cnn_benchmarks' names."""
     from mlbench.bench.bench import benchmark
     parser.add_argument("--suite", help="a suite under gin/benchmarks/ (e.g. dgx1_p100).")
-    _signature_flags(parser, benchmark, skip=("clock", "verbose"), aliases=BENCHMARK_ALIASES)
+    _signature_flags(parser, benchmark, skip=("clock", "verbose"), aliases=BENCHMARK_ALIASES,
+                     help_texts=cli_help.BENCHMARK)
     add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
     parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
     parser.add_argument("--project", type=int, metavar="N",
@@ -296,7 +299,8 @@ def _project_flags(parser):
     parser.add_argument("--batch_size", type=int, help="per-device batch of that figure.")
     parser.add_argument("--devices", default="2,4,8", help="device counts, e.g. 2,4,8.")
     parser.add_argument("--platform", default="dgx1_p100",
-                        help="platform record name or JSON file (mlbench.bench.platforms).")
+                        help="a platform (`mlbench list platforms`) or a JSON record file "
+                             "with the same fields.")
     parser.add_argument("--variable_update", help="parameter_server | replicated | "
                         "distributed_replicated (default: the result's strategy).")
     parser.add_argument("--local_parameter_device", default="cpu", help="cpu | gpu.")

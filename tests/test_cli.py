@@ -330,3 +330,31 @@ def test_xla_compile_is_spelled_both_ways_in_both_commands(command):
     assert values == [True, True, False, False, "auto"]
     with pytest.raises(SystemExit):
         parser.parse_args([command, "--xla_compile=maybe"])
+
+
+PYTHON_ONLY = ("tf.data", "DataSource", "(x, y)", "a function", "zero-argument", "as in ",
+               "(10 / 100 / 5)", "TrainResult", "tf_keras.Model", "True |", "False refuses",
+               "None")
+
+
+def test_no_flag_help_speaks_python():
+    """Help written for the shell: no Python values, no API paths, and nothing in
+    backquotes but commands and flags (`mlbench list models`, `--data_dir`)."""
+    import re
+    from mlbench import cli
+    found = []
+    for name in cli.COMMANDS:
+        parser = cli.build_parser(only=name)
+        sub = next(a for a in parser._actions if hasattr(a, "choices")
+                   and isinstance(a.choices, dict)).choices[name]
+        for action in sub._actions:
+            text = action.help or ""
+            if text in ("", "==SUPPRESS=="):
+                continue
+            quoted = [q for q in re.findall(r"`([^`]*)`", text)
+                      if not q.startswith(("mlbench ", "--"))]
+            bad = quoted + [p for p in PYTHON_ONLY if p in text] + re.findall(
+                r"mlbench\.[a-z_]+\.[a-z_]+", text)
+            if bad:
+                found.append((name, action.option_strings[0], bad))
+    assert not found
