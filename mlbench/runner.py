@@ -99,8 +99,9 @@ def _run(plan, callbacks, progress):
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
     with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
         timed_pipeline = diagnosis_run.time_host_pipeline(plan)
-    start_state = numerics.snapshot(parts.step.state_variables())
-    start_step = parts.step.global_step
+    # a resumed run replays a divergence from its checkpoint: no host copy needed
+    start_state = None if parts.resumed_from else numerics.snapshot(
+        parts.step.state_variables())
     config = _loop_config(plan, parts, model_dir, log)
     config.progress = progress
     beat = heartbeat.for_this_task()  # under `mlbench launch`: the launcher reads it
@@ -113,15 +114,13 @@ def _run(plan, callbacks, progress):
     rundir.write(model_dir, plan)
     write_hparams(model_dir, plan)
     loop.callbacks.on_configured(configured_info(plan))
-    with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state,
-                                                             start_step):
+    with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
     ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
                optimizer=plan.objective.optimizer_hparams)
     earlier = stored["history"] if stored is not None else []
-    diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline,
-                                       outcome.history)
+    diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)
     result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)

@@ -75,7 +75,8 @@ def test_scaling_figures_are_the_rates_measured_on_one_and_two_devices():
     assert scaling["per_device_images_per_sec"] == pytest.approx(result.images_per_sec["mean"] / 2)
     assert scaling["efficiency"] == pytest.approx(
         scaling["per_device_images_per_sec"] / scaling["one_device_images_per_sec"])
-    assert scaling["attributed_to"] == "shared host cores" or scaling["efficiency"] >= 0.9
+    # below 90 % per device, the loss is put on the logical devices sharing two cores
+    assert scaling["efficiency"] >= 0.9 or scaling["attributed_to"] == "shared host cores"
 
 
 def mlp_step(strategy, optimizer=None, **step_options):

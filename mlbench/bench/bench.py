@@ -99,7 +99,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     result.diagnosis = diagnosis_bench.findings(
         plan, parts.step, result, lambda **changes: benchmark(**dict(
             arguments, diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose,
-        published_rates=_published_rates(plan))
+        published_rates=None if plan.source.on_device else _published_rates(plan))
     if log:
         log(result.total_line())
         for line in diagnosis_lines(result.diagnosis):

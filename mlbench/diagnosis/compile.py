@@ -13,7 +13,7 @@ FIXED_SHAPES = ("Give the step inputs of one shape: batch with drop_remainder=Tr
 
 def finding(traces, jit_compile, xla_fallback=None, compile_s=None):
     """The compile finding of a step's `traces` (TrainStep.traces)."""
-    retraces = [t for t in traces[1:] if "XLA refused" not in t["cause"]]
+    retraces = traces[1:]
     figures = {"traces": len(traces), "retraces": len(retraces),
                "first_call_s": traces[0]["seconds"] if traces else None,
                "trace_s": traces[0].get("trace_s") if traces else None,

@@ -26,7 +26,7 @@ def local_replicas(plan):
     return len(strategies.worker_devices(plan.distribution.strategy))
 
 
-def findings(plan, step, outcome, timed_pipeline, history):
+def findings(plan, step, outcome, timed_pipeline):
     """The findings of a finished train run (as dicts, for result.json)."""
     found = []
     replicas = local_replicas(plan)
@@ -41,24 +41,25 @@ def findings(plan, step, outcome, timed_pipeline, history):
         found.append(pipeline.on_device(outcome.examples_per_second))
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
                                      outcome.compile_s))
-    found.append(numerics.finding(history, outcome.steps, plan.numerics.precision))
+    found.append(numerics.finding(outcome.history, outcome.steps, plan.numerics.precision))
     return [f.to_dict() for f in found]
 
 
 @contextlib.contextmanager
-def divergence_named(plan, parts, start_state, start_step):
+def divergence_named(plan, parts, start_state):
     """A DivergenceError leaving the block gets its first non-finite tensor named: the
     steps since the last finite state (the newest checkpoint, else the run's start) are
     replayed on the same batches with numeric checks on."""
     try:
         yield
     except DivergenceError as error:
-        _name_divergence(error, plan, parts, start_state, start_step)
+        _name_divergence(error, plan, parts, start_state)
         raise
 
 
-def _name_divergence(error, plan, parts, start_state, start_step):
-    numerics.restore(start_state)
+def _name_divergence(error, plan, parts, start_state):
+    if start_state is not None:
+        numerics.restore(start_state)
     checkpoint = latest_checkpoint(plan.directory.model_dir)
     if checkpoint:
         parts.checkpoint.restore(checkpoint).expect_partial()

@@ -45,7 +45,7 @@ def manager(checkpoint, model_dir):
 
 
 class DiskFullError(RuntimeError):
-    """A checkpoint or summary write found no space left; the run stopped, resumable."""
+    """A checkpoint or result.json write found no space left; the run stopped, resumable."""
 
     def __init__(self, folder, what, last_good):
         free = shutil.disk_usage(folder) if os.path.isdir(folder) else None

@@ -150,7 +150,7 @@ class TrainStep:
         if self.coordinator is not None:
             return self._outcome(*self._run_scheduled(inputs, num_steps))
         count = tf.constant(num_steps, tf.int32)
-        start, at, self._traced_inputs = time.perf_counter(), self.global_step, None
+        start, self._traced_inputs = time.perf_counter(), None
         try:
             result = self._loop(inputs, count)
         except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError,
@@ -162,22 +162,22 @@ class TrainStep:
             self.xla_fallback = f"{type(e).__name__}: {first_line(e)}"
             self._compile(False)
             result = self._loop(inputs, count)
-        self._note_trace(at, time.perf_counter() - start)
         self.steps_run += int(num_steps)
+        self._note_trace(num_steps, time.perf_counter() - start)
         return self._outcome(*result)
 
-    def _note_trace(self, step, seconds):
+    def _note_trace(self, num_steps, seconds):
         """Records the call that traced the step (the loop's body ran in Python), with
-        what differs from the previous trace's inputs: the cause of a retrace."""
+        what differs from the previous trace's inputs: the cause of a retrace. Reads the
+        step count only then: nothing is added to a call that did not trace."""
         if self._traced_inputs is None:
             return
+        step = self.global_step - num_steps  # where the call began
         previous = self.traces[-1]["inputs"] if self.traces else None
         if previous is None:
             cause = "first call"
         elif previous != self._traced_inputs:
             cause = f"input changed from {previous} to {self._traced_inputs}"
-        elif self.xla_fallback and not any("XLA" in t["cause"] for t in self.traces):
-            cause = "XLA refused the step: traced again uncompiled"
         else:
             cause = ("same input shapes: a Python value or object passed to the step "
                      "changed")
