@@ -33,7 +33,7 @@ _PUBLIC = {"train": ("mlbench.api", "train"),
            "evaluate": ("mlbench.evaluation", "evaluate"),
            "export": ("mlbench.evaluation", "export"),
            "report": ("mlbench.reporting", "report"),
-           "project": ("mlbench.time_to_train", "project"),
+           "project": ("mlbench.projector.time_to_train", "project"),
            "compare": ("mlbench.reporting.compare", "compare"),
            "models": ("mlbench.models", None), "data": ("mlbench.data", None)}
 
@@ -61,6 +61,6 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401
-    from mlbench.time_to_train import project  # noqa: F401
+    from mlbench.projector.time_to_train import project  # noqa: F401
     from mlbench.training.callbacks import Callback  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

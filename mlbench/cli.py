@@ -17,7 +17,7 @@ import sys
 import traceback
 
 from mlbench import cli_help  # text only
-from mlbench.bench import platforms  # plain records: no TensorFlow
+from mlbench.projector import platforms  # plain records: no TensorFlow
 from mlbench.files import refuse_earlier_results, write_json  # no TensorFlow either
 from mlbench.flag_values import boolean_or_auto, literal, mapping, names
 
@@ -251,7 +251,8 @@ def _benchmark_flags(parser):
 
 def _run_benchmark(args):
     if args.project is not None:  # checked before any step runs
-        from mlbench.bench import platforms, projection
+        from mlbench.projector import platforms
+        from mlbench.projector import scaling as projection
         projection.device_counts(args.project, args.num_devices or 1)
         platforms.get(args.project_platform)
     if args.suite:
@@ -267,9 +268,9 @@ def _run_benchmark(args):
         given["data"] = "real"
     result = benchmark(**given)
     if args.project:
-        from mlbench.bench import page, projection
-        print(projection.attach(result, args.project, args.project_platform,
-                                page.page_suite).table())
+        from mlbench.projector import attach, page
+        print(attach.attach(result, args.project, args.project_platform,
+                            page.page_suite).table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         write_json(os.path.join(args.output_dir, "result.json"), result.to_dict(), indent=1)
@@ -343,7 +344,9 @@ def _time_to_train_flags(parser):
 
 
 def _run_project(args):
-    from mlbench.bench import calibration, page, page_validation
+    from mlbench.projector import calibration
+    from mlbench.projector import page
+    from mlbench.projector import validation as page_validation
     if args.validate:
         text, output = page_validation.validation_report(page.page_suite)
         calibrated = calibration.validate_page(page.page_suite)
@@ -366,7 +369,7 @@ def _run_project(args):
 
 
 def _projected_run(args):
-    from mlbench.time_to_train import project
+    from mlbench.projector.time_to_train import project
     devices = [int(d) for d in args.devices.split(",") if d.strip()]
     calibrate = args.calibrate.split(",") if args.calibrate else None
     if calibrate is not None and len(calibrate) != 2:

@@ -9,27 +9,14 @@ float32 and XLA is ~20x *slower* than oneDNN graph mode; on GPUs XLA and
 fp16/bf16 are the big wins.
 """
 import contextlib
-import functools
 
 import tensorflow as tf
 import tf_keras as keras
 
 from mlbench import keras3
+from mlbench.machine import cpu_flags
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_flags():
-    """Returns the CPU feature flags from /proc/cpuinfo (empty if unreadable)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
 
 
 def cpu_has_fast_bf16():

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from mlbench import config as gin_config
 from mlbench import rundir
-from mlbench.bench.environment import environment
+from mlbench.machine import environment
 from mlbench.data.tfrecords import locate_corruption
 from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.diagnosis import numerics

@@ -123,7 +123,7 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
     assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
     assert saved["runs"][0]["num_steps"] == 2
     # the projected column: this run's figure scaled over the V100 box's interconnect
-    from mlbench.bench import projection
+    from mlbench.projector import scaling as projection
     again = projection.project(str(tmp_path / "result.json"), devices=(2, 4, 8),
                                platform="dgx1_v100")
     shown = saved["projection"]
@@ -312,7 +312,7 @@ def test_version_and_help_answer_without_tensorflow_and_debug_shows_the_tracebac
 
 def test_list_names_what_each_flag_takes():
     import mlbench
-    from mlbench.bench import platforms
+    from mlbench.projector import platforms
     models, suites, names = (run_cli("list", what) for what in ("models", "suites", "platforms"))
     assert models.stdout.split() == mlbench.models.list_models()
     assert {"dgx1_p100", "cpu_2core"} <= set(suites.stdout.split())

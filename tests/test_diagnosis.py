@@ -271,7 +271,7 @@ def test_pipeline_rate_is_the_slope_after_the_prefetched_batches():
 def test_devices_fed_on_the_pages_platforms():
     """A pipeline of 1300 images/sec feeds 5 of the page's P100s on ResNet-50 (219 each)."""
     from mlbench.bench.bench import _published_rates
-    from mlbench.plan import resolve_benchmark
+    from mlbench.bench.resolve import resolve_benchmark
     found = pipeline.finding(1300, 600, published_rates={"DGX-1 P100": 219.0})
     assert found.figures["devices_fed_on_published_platforms"] == {"DGX-1 P100": 5}
     assert "5 x DGX-1 P100 (219 images/sec each)" in found.detail

@@ -1,6 +1,6 @@
 """`benchmark(...)`: one model × device count × data kind, timed the tf_cnn_benchmarks way.
 
-The same plan → parts → loop path as `train`: `plan.resolve_benchmark` resolves
+The same plan → parts → loop path as `train`: `bench.resolve.resolve_benchmark` resolves
 the page's vocabulary into a RunPlan, `parts.build` builds it, and `Loop` runs it
 one step per block with `StepTimer` hooks. Warm-up steps (and the trace or
 compile in the first of them) never enter the statistics.
@@ -8,10 +8,10 @@ compile in the first of them) never enter the statistics.
 import time
 from typing import Any, Optional, Union
 
-from mlbench import models
-from mlbench import plan as plan_lib
-from mlbench.bench import environment, page, stats
+from mlbench import machine, models, page
 from mlbench.bench import peak as bench_peak
+from mlbench.bench import stats
+from mlbench.bench.resolve import resolve_benchmark
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
 from mlbench.diagnosis import bench as diagnosis_bench
@@ -76,7 +76,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     if cluster.server_role():  # a ps or worker task of a parameter-server cluster
         cluster.serve()
     arguments = {k: v for k, v in locals().items() if k not in ("clock", "display_every")}
-    plan, settings = plan_lib.resolve_benchmark(arguments)
+    plan, settings = resolve_benchmark(arguments)
     log = print if verbose else None
     parts = build(plan)
     timer = StepTimer(num_warmup_batches, plan.distribution.global_batch_size, clock, log,
@@ -116,8 +116,9 @@ def _published_rates(plan):
             plan.model.info.input_shape or ()):
         return None
     rates = {}
-    for suite, platform in (("dgx1_p100", "DGX-1 P100"), ("gce_k80", "GCE K80")):
-        reference = page.page_suite(suite)[2]
+    # EC2's K80 is the same GPU as GCE's: one K80 anchor is enough
+    for suite, platform in [a for a in page.anchor_suites() if a[0] != "ec2_k80"]:
+        reference = page.published(suite).synthetic
         if plan.model.name in reference.get(1, {}):
             rates[platform] = reference[1][plan.model.name]
     return rates or None
@@ -142,7 +143,7 @@ def _result(plan, settings, runs, compile_s, ran, forward_only, model):
                            variable_update=settings["variable_update"], runs=runs,
                            images_per_sec=across, compile_s=compile_s, ran=ran,
                            flops_per_example=flops, mfu=mfu, peak_flops=peak,
-                           peak_source=source, environment=environment.environment())
+                           peak_source=source, environment=machine.environment())
 
 
 def _utilisation(plan, model, images_per_sec, forward_only):

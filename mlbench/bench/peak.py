@@ -14,7 +14,7 @@ import time
 
 import tensorflow as tf
 
-from mlbench.bench.environment import cpu_model
+from mlbench.machine import cpu_model
 from mlbench.files import write_json
 
 # Dense (no sparsity) peak TFLOP/s from vendor data sheets: float32 (CUDA cores), tf32 and

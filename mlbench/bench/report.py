@@ -1,15 +1,13 @@
 """Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
 import os
 
-from mlbench import reporting
+from mlbench import page, reporting
 from mlbench.files import write_json, write_text
 
-DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
-           "alexnet": "AlexNet", "vgg16": "VGG16"}
 
 
 def _name(model):
-    return DISPLAY.get(model, model)
+    return page.display(model)
 
 
 def _fmt(value):
@@ -109,7 +107,7 @@ FILES = ("report.md", "results.json", "chart.png")  # what `write` puts in outpu
 
 
 def write(output_dir, title, results, models, device_counts, data_kinds, settings,
-          reference=None, skipped=(), read_suite=None):
+          reference=None, skipped=()):
     """Writes report.md, results.json, chart.png and the HTML page (report.html with its
     JSON sidecar) to `output_dir`; returns their paths."""
     os.makedirs(output_dir, exist_ok=True)
@@ -121,7 +119,7 @@ def write(output_dir, title, results, models, device_counts, data_kinds, setting
                                "reference": reference,
                                "results": [r.to_dict() for r in results]}, indent=1)
     paths["html"], paths["html_figures"] = reporting.report(
-        [output_dir], os.path.join(output_dir, "report.html"), title, read_suite)
+        [output_dir], os.path.join(output_dir, "report.html"), title)
     try:
         chart(results, models, paths["png"])
     except ImportError:  # matplotlib is the optional extra mlbench[reports]

@@ -21,7 +21,7 @@ class BenchmarkResult:
         (`mlbench.training.profile.Breakdown`).
       diagnosis: findings (`mlbench.diagnosis`): input-bound or compute-bound, the
         step's traces and, with `diagnose` on N > 1 devices, scaling against one device.
-      projection: with `--project=N` (`projection.attach`), the scaling projector's cells
+      projection: with `--project=N` (`projector.attach`), the scaling projector's cells
         for 2 ... N of this device over a platform record's interconnect: a projection,
         never a measurement (its `label` says so).
     """

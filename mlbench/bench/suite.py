@@ -3,11 +3,12 @@ import gin
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench.bench import platforms, projection, report
+from mlbench.bench import report
 from mlbench.bench.bench import benchmark
-from mlbench.bench.page import page_suite
 from mlbench.distribute import strategies
 from mlbench.files import refuse_earlier_results
+from mlbench.projector import attach, platforms, scaling
+from mlbench.projector.page import page_suite
 
 
 def visible_devices():
@@ -41,7 +42,7 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
     # bad input refused before any benchmark runs
     refuse_earlier_results(output_dir, report.FILES, "output_dir")
     if project is not None:
-        projection.device_counts(project, min(device_counts))
+        scaling.device_counts(project, min(device_counts))
         platforms.get(project_platform)
     strategies.split_cpu(max(device_counts))  # before TF starts: rows need the devices
     available = visible_devices()
@@ -61,7 +62,7 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
         base = min((r.num_devices for r in results), default=None)
         for r in results:
             if r.num_devices == base:
-                projection.attach(r, project, project_platform, page_suite)
+                attach.attach(r, project, project_platform, page_suite)
     sizes = {r.model: r.batch_size for r in results}
     settings = {"batch sizes (per device)": sizes,
                 "optimizer": "sgd", "data": list(data_kinds), "data_dir": data_dir,
@@ -73,8 +74,7 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
     paths = None
     if output_dir:
         paths = report.write(output_dir, name, results, list(models), list(device_counts),
-                             list(data_kinds), settings, reference, sorted(set(skipped)),
-                             read_suite=page_suite)
+                             list(data_kinds), settings, reference, sorted(set(skipped)))
     return results, paths
 
 

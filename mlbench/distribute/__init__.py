@@ -1,7 +1,7 @@
 """tf.distribute by name (`strategies`) and cluster membership from TF_CONFIG (`cluster`).
 
 The tf_cnn_benchmarks `variable_update` vocabulary lives with benchmark mode
-(`mlbench.bench.variable_update`).
+(`mlbench.distribute.variable_update`).
 """
 from mlbench.distribute.cluster import is_chief, parse_tf_config, tf_config, tf_config_from_hosts
 from mlbench.distribute.strategies import (ALL_REDUCE, STRATEGIES, describe, get_strategy,

@@ -3,7 +3,7 @@ import dataclasses
 import subprocess
 import sys
 
-RULESETS = {"resnet": "4.0.0", "bert": "5.0.0"}
+from mlbench.mlperf import benchmarks
 
 
 @dataclasses.dataclass
@@ -16,7 +16,7 @@ class Verdict:
 
 def check(log_path, benchmark, ruleset=None):
     """`python -m mlperf_logging.compliance_checker --usage training --ruleset R log`."""
-    ruleset = ruleset or RULESETS[benchmark]
+    ruleset = ruleset or benchmarks.get(benchmark).default_ruleset
     cmd = [sys.executable, "-m", "mlperf_logging.compliance_checker", "--usage", "training",
            "--ruleset", ruleset, "--log_output", log_path + ".checker.txt", log_path]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

@@ -10,9 +10,9 @@ import logging
 from mlperf_logging.mllog import mllog
 from mlperf_logging.mllog import constants as c
 
+from mlbench.mlperf import benchmarks
 from mlbench.training.callbacks import Callback
 
-METRIC = {"resnet": "top1", "bert": "masked_lm_accuracy"}
 
 
 def _file_logger(path):
@@ -33,8 +33,7 @@ class MLPerfLogger(Callback):
 
     def __init__(self, path, benchmark, division="open", org="mlbench", platform="unknown",
                  status="research", is_chief=True):
-        if benchmark not in METRIC:
-            raise ValueError(f"`benchmark` ({benchmark!r}) must be one of {list(METRIC)}.")
+        self.metric = benchmarks.get(benchmark).metric
         self.path, self.benchmark, self.division = path, benchmark, division
         self.submission = dict(org=org, platform=platform, status=status)
         self.is_chief = is_chief
@@ -95,7 +94,7 @@ class MLPerfLogger(Callback):
     def on_eval_stop(self, step, metrics):
         position = self._position(step)
         self._log("end", c.EVAL_STOP, metadata=position)
-        self._log("event", c.EVAL_ACCURACY, metrics[METRIC[self.benchmark]], metadata=position)
+        self._log("event", c.EVAL_ACCURACY, metrics[self.metric], metadata=position)
 
     def on_run_stop(self, reached_target):
         self.status = c.SUCCESS if reached_target else c.ABORTED

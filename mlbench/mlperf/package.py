@@ -22,7 +22,7 @@ import sys
 from typing import List, Optional
 
 from mlbench.files import write_json, write_text
-from mlbench.mlperf import checker
+from mlbench.mlperf import benchmarks
 
 # submission_status (mllog) → the system description's availability string (ruleset ≥ 4)
 AVAILABILITY = {"onprem": "Available on-premise", "cloud": "Available cloud",
@@ -44,14 +44,14 @@ def system_description(submitter, system, division, status, accelerators=0):
     """Every field MLCommons' system_desc_checker requires: filled from this machine where
     mlbench can know it, else marked for the user."""
     import tensorflow as tf
-    from mlbench.bench import environment
+    from mlbench import machine
     from mlbench.version import __version__
     cores = os.cpu_count() or 0
     memory = _memory_gb()
     return {
         "submitter": submitter, "division": division, "status": AVAILABILITY[status],
         "system_name": system, "number_of_nodes": "1", "host_processors_per_node": "1",
-        "host_processor_model_name": environment.cpu_model(),
+        "host_processor_model_name": machine.cpu_model(),
         "host_processor_core_count": str(cores), "host_processor_vcpu_count": str(cores),
         "host_processor_frequency": FOR_THE_USER, "host_processor_caches": FOR_THE_USER,
         "host_processor_interconnect": FOR_THE_USER,
@@ -167,7 +167,7 @@ def summarized_score(package_root, ruleset):
         strong = result_summarizer.summarize_results(package_root, "training", ruleset)[0]
     except Exception:  # noqa: BLE001 — a refused package may not summarize at all
         return None
-    scores = [v for b in checker.RULESETS for v in strong.get(b, []) if v == v]
+    scores = [v for b in benchmarks.BENCHMARKS for v in strong.get(b, []) if v == v]
     return float(scores[0]) if scores else None
 
 
@@ -186,10 +186,11 @@ def package_roots(path):
 def ruleset_of(package_root):
     """The compliance ruleset of the package's benchmarks (resnet 4.0.0, bert 5.0.0)."""
     results = os.path.join(package_root, "results")
-    benchmarks = {b for system in os.listdir(results)
-                  for b in os.listdir(os.path.join(results, system))}
-    rulesets = {checker.RULESETS[b] for b in benchmarks if b in checker.RULESETS}
+    names = {b for system in os.listdir(results)
+             for b in os.listdir(os.path.join(results, system))}
+    rulesets = {benchmarks.BENCHMARKS[b].default_ruleset for b in names
+                if b in benchmarks.BENCHMARKS}
     if len(rulesets) != 1:
-        raise ValueError(f"{package_root!r} holds benchmarks {sorted(benchmarks)}: one of "
-                         f"{sorted(checker.RULESETS)} per package is checked at a time.")
+        raise ValueError(f"{package_root!r} holds benchmarks {sorted(names)}: one of "
+                         f"{sorted(benchmarks.BENCHMARKS)} per package is checked at a time.")
     return rulesets.pop()

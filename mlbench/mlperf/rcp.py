@@ -199,7 +199,7 @@ def write_from_run_set(run_set_dir, path, gin_files, seeds):
     """The run set's RCP (`from_run_set`), labelled with the machine, precision, config
     and seeds (bf16 and float32 runs of one seed converge at different epochs)."""
     import datetime
-    from mlbench.bench.environment import cpu_model
+    from mlbench.machine import cpu_model
     from mlbench.version import __version__
     precision = read_run_set(run_set_dir)["precision"]
     platform = (f"{cpu_model()}, {os.cpu_count()} cores, {precision}, mlbench "

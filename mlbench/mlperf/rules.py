@@ -6,8 +6,7 @@ refuses a closed run up front instead of discovering it after hours.
 """
 import math
 
-TARGETS = {"resnet": ("top1", 0.759), "bert": ("masked_lm_accuracy", 0.720)}
-MODELS = {"resnet": ("resnet50",), "bert": ("bert_large",)}
+from mlbench.mlperf import benchmarks
 
 
 def _power_of_two_multiple(value, unit):
@@ -35,11 +34,15 @@ def _bert_rules(info):
     return [("bert: opt_name == lamb", info["optimizer"]["name"] == "lamb")]
 
 
-def violations(benchmark, info):
-    """Names of the closed rules that `info` (api's configured info) breaks."""
-    metric, value = TARGETS[benchmark]
+def violations(benchmark, info, ruleset=None):
+    """Names of the closed rules that `info` (api's configured info) breaks under `ruleset`
+    (default: the benchmark's)."""
+    record = benchmarks.get(benchmark)
+    metric = record.metric
+    value = record.target(ruleset, info.get("global_batch_size"))
     target = info.get("target") or {}
-    rules = [(f"{benchmark}: model in {MODELS[benchmark]}", info["model"] in MODELS[benchmark]),
+    rules = [(f"{benchmark}: model in {record.closed_models}",
+              info["model"] in record.closed_models),
              (f"{benchmark}: target {metric} >= {value}", target.get(metric, 0) >= value)]
     rules += _resnet_rules(info) if benchmark == "resnet" else _bert_rules(info)
     return [name for name, ok in rules if not ok]

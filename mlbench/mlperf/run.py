@@ -15,10 +15,10 @@ from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench import reporting
 from mlbench.arguments import train_defaults
-from mlbench.bench.environment import environment
 from mlbench.distribute import cluster
 from mlbench.files import write_json, write_text
-from mlbench.mlperf import checker, package, rcp, rules, scoring
+from mlbench.machine import environment
+from mlbench.mlperf import benchmarks, checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf.settings import settings
 from mlbench.runner import run as run_plan
@@ -42,7 +42,8 @@ def resolve_division(config, plan):
         return "open"
     broken = rules.violations(config["benchmark"], {
         "model": plan.model.name, "target": plan.cadence.target,
-        "optimizer": plan.objective.optimizer_hparams})
+        "optimizer": plan.objective.optimizer_hparams,
+        "global_batch_size": plan.distribution.global_batch_size}, config["ruleset"])
     if not broken:
         return "closed"
     if not config["fallback_to_open"]:
@@ -109,8 +110,9 @@ def prepare_data(data_dir, kind, quiet=False, **options):
     """Writes bundled real data as MLPerf-format records into `data_dir` if it is missing."""
     if _has_files(data_dir):
         return
-    if kind not in ("imagenet", "bert"):
-        raise ValueError(f"`mlperf.prepare_data` kind ({kind!r}) must be 'imagenet' or 'bert'.")
+    kinds = sorted({b.data_kind for b in benchmarks.BENCHMARKS.values()})
+    if kind not in kinds:
+        raise ValueError(f"`mlperf.prepare_data` kind ({kind!r}) must be one of {kinds}.")
     if not quiet:
         print(f"mlperf: writing the bundled {kind} data to {data_dir} (first use)")
     partial = data_dir.rstrip("/") + ".partial"  # renamed into place only when complete

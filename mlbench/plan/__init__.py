@@ -8,10 +8,9 @@ object and its replica count), grouped in small frozen parts (`record`).
 (`resolvers`) and the checks (`checks`); they may read data sizes and create
 the strategy, but build no model, write no file and run no step.
 """
-from mlbench.plan.benchmark import resolve_benchmark
 from mlbench.plan.record import (Cadence, Distribution, ModelPlan, Numerics, Objective,
                                  RunDirectory, RunPlan)
 from mlbench.plan.train import resolve, train_arguments
 
-__all__ = ["resolve", "resolve_benchmark", "train_arguments", "RunPlan", "ModelPlan",
+__all__ = ["resolve", "train_arguments", "RunPlan", "ModelPlan",
            "Distribution", "Numerics", "Cadence", "RunDirectory", "Objective"]

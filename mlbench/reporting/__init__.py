@@ -8,12 +8,11 @@ baseline from the runs' own spread. Nothing here runs a model.
 """
 import os
 
-from mlbench.bench import page
 from mlbench.files import write_json, write_text
 from mlbench.reporting import content, html, sources
 
 
-def report(paths, output="report.html", title=None, read_suite=page.page_suite):
+def report(paths, output="report.html", title=None, published_figures=True):
     """Writes one self-contained HTML page (and `<output>.json`, every figure shown) over
     the run directories `paths`; returns (html path, json path).
 
@@ -22,12 +21,13 @@ def report(paths, output="report.html", title=None, read_suite=page.page_suite):
         single benchmarks, train runs and MLPerf run sets; with several benchmark sources
         the later ones are compared against the first.
       output: the HTML file.
-      read_suite: reads the page's published figures (None: leave them out).
+      published_figures: add the TensorFlow benchmarks page's figures for the models
+        measured (its 1-GPU rows, or a page suite's own table).
     """
     if isinstance(paths, str):
         paths = [paths]
     loaded = sources.load_all(paths)
-    built = content.build(loaded, read_suite, title)
+    built = content.build(loaded, published_figures, title)
     sidecar = os.path.splitext(output)[0] + ".json"
     if os.path.dirname(output):
         os.makedirs(os.path.dirname(output), exist_ok=True)

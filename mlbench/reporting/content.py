@@ -7,7 +7,7 @@ cell is a string or {"value": number, "text": how it is shown}.
 import datetime
 import statistics
 
-from mlbench.bench import stats as bench_stats
+from mlbench import page
 from mlbench.reporting import compare as compare_lib
 from mlbench.reporting import curves
 
@@ -15,15 +15,13 @@ METHOD = ("tf_cnn_benchmarks' method: warm-up steps (and the first step's trace 
           "compile) are excluded; each run times its steps one by one; images/sec of a "
           "run = images of the timed steps ÷ their wall time (its 'total images/sec'); the "
           "± after a figure is the standard deviation across runs and jitter is 1.4826 × "
-          "the median absolute deviation of per-step rates (" +
-          bench_stats.perf_timing.__doc__.split(":")[1].strip().rstrip(".") + ").")
+          "the median absolute deviation of per-step rates (tf_cnn_benchmarks' "
+          "`get_perf_timing`).")
 UNVERIFIED = ("Unverified: these results were not verified by MLCommons Association. "
               "MLPerf is a trademark of MLCommons; a result is an MLPerf result only "
               "after MLCommons' review.")
 PUBLISHED = ("Published elsewhere, not measured here: the TensorFlow benchmarks page "
              "(2017, tf_cnn_benchmarks on NVIDIA GPUs), synthetic data, its own batch size.")
-DISPLAY = {"inception_v3": "InceptionV3", "resnet50": "ResNet-50", "resnet152": "ResNet-152",
-           "alexnet": "AlexNet", "vgg16": "VGG16"}
 
 
 def number(value, text=None):
@@ -36,15 +34,14 @@ def fmt(value):
     return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
 
 
-def build(loaded, read_suite=None, title=None):
+def build(loaded, published_figures=True, title=None):
     """All sections of a report over `loaded` sources (the first benchmark source is the
-    baseline of any comparison). `read_suite` (bench.page.page_suite) adds the page's
-    published figures."""
+    baseline of any comparison); `published_figures` adds the benchmarks page's figures."""
     sections = [header(loaded, title)]
     for index, source in enumerate(loaded):
         prefix = f"s{index}"
         if source.kind in ("suite", "benchmark"):
-            sections += benchmark_sections(source, prefix, read_suite)
+            sections += benchmark_sections(source, prefix, published_figures)
         elif source.kind == "train":
             sections += train_sections(source, prefix)
         else:
@@ -61,16 +58,16 @@ def header(loaded, title):
         for key, value in source.environment.items():
             facts.setdefault(key, value)
     if not any(s.environment for s in loaded):  # train runs do not record theirs
-        from mlbench.bench import environment
+        from mlbench import machine
         facts.update({f"{k} (of the machine making this report)": v
-                      for k, v in environment.environment().items()})
+                      for k, v in machine.environment().items()})
     facts["sources"] = "; ".join(f"{s.kind}: {s.path}" for s in loaded)
     return {"id": "environment", "title": "Environment", "kind": "facts", "facts": facts}
 
 
 # --- benchmarks ------------------------------------------------------------------------
 
-def benchmark_sections(source, prefix, read_suite):
+def benchmark_sections(source, prefix, published_figures):
     results = source.results
     models = list(dict.fromkeys(r["model"] for r in results))
     devices = sorted({r["num_devices"] for r in results})
@@ -86,7 +83,7 @@ def benchmark_sections(source, prefix, read_suite):
         sections.append(mfu_table(f"{prefix}-{kind}-mfu", results, kind, models, devices))
     if "synthetic" in kinds and len(kinds) > 1:
         sections.append(real_vs_synthetic(f"{prefix}-ratio", results, models, devices))
-    sections += published(prefix, source, models, read_suite)
+    sections += published(prefix, source, models, published_figures)
     sections += projections(prefix, results)
     sections.append(diagnosis_table(f"{prefix}-diagnosis", [
         ((r["model"], str(r["num_devices"]), r["data"]), f) for r in results
@@ -115,14 +112,14 @@ def _cells(results, kind):
 def _grid(section_id, title, models, devices, cell_of, note=""):
     rows = [[str(n)] + [cell_of(n, m) for m in models] for n in devices]
     return {"id": section_id, "title": title, "kind": "table",
-            "columns": ["devices"] + [DISPLAY.get(m, m) for m in models], "rows": rows,
+            "columns": ["devices"] + [page.display(m) for m in models], "rows": rows,
             "note": note}
 
 
 def throughput_chart(section_id, results):
     series = {}
     for r in sorted(results, key=lambda r: r["num_devices"]):
-        series.setdefault(f"{r['data']}/{DISPLAY.get(r['model'], r['model'])}", []).append(
+        series.setdefault(f"{r['data']}/{page.display(r['model'])}", []).append(
             [r["num_devices"], r["images_per_sec"]["mean"]])
     return {"id": section_id, "title": "Images/sec by device count", "kind": "image",
             "series": series, "xlabel": "devices", "ylabel": "images/sec"}
@@ -183,10 +180,7 @@ def real_vs_synthetic(section_id, results, models, devices):
                  devices, cell)
 
 
-PAGE_PLATFORMS = (("dgx1_p100", "DGX-1 P100"), ("gce_k80", "GCE K80"), ("ec2_k80", "EC2 K80"))
-
-
-def published(prefix, source, models, read_suite):
+def published(prefix, source, models, anchors=True):
     """The page's figures: a page suite's own reference, else the page's 1-GPU rows of
     the models measured (the GPU anchors)."""
     reference = (source.data.get("reference") or {}).get("synthetic")
@@ -195,17 +189,16 @@ def published(prefix, source, models, read_suite):
         rows = {int(n): row for n, row in reference.items()}
         return [_grid(f"{prefix}-published", "The page's figures for this table (synthetic)",
                       models, devices, lambda n, m: number(rows[n].get(m)), PUBLISHED)]
-    if read_suite is None:
+    if not anchors:
         return []
-    page = {label: read_suite(name)[2] for name, label in PAGE_PLATFORMS}
-    on_page = [m for m in models if any(m in table.get(1, {}) for table in page.values())]
+    tables = {label: page.published(name).synthetic for name, label in page.anchor_suites()}
+    on_page = [m for m in models if any(m in table.get(1, {}) for table in tables.values())]
     if not on_page:
         return []
-    rows = [[label] + [number(page[label].get(1, {}).get(m)) for m in on_page]
-            for _, label in PAGE_PLATFORMS]
+    rows = [[label] + [number(table.get(1, {}).get(m)) for m in on_page]
+            for label, table in tables.items()]
     return [{"id": f"{prefix}-published", "title": "Published 1-GPU figures (GPU anchors)",
-             "kind": "table", "columns": ["platform (1 GPU)"] + [DISPLAY.get(m, m)
-                                                               for m in on_page],
+             "kind": "table", "columns": ["platform (1 GPU)"] + [page.display(m) for m in on_page],
              "rows": rows, "note": PUBLISHED}]
 
 
@@ -213,7 +206,7 @@ def projections(prefix, results):
     projected = [r for r in results if r.get("projection")]
     if not projected:
         return []
-    rows = [[DISPLAY.get(r["model"], r["model"]), r["data"], str(c["devices"]),
+    rows = [[page.display(r["model"]), r["data"], str(c["devices"]),
              number(c["images_per_sec"]), f"{fmt(c['low'])}–{fmt(c['high'])}",
              number(c["linear"])]
             for r in projected for c in r["projection"]["cells"]]
@@ -228,18 +221,17 @@ def projections(prefix, results):
 
 def time_to_train_table(prefix, projected):
     """Minutes to the MLPerf target per projected cell whose global batch MLCommons'
-    reference convergence points cover; [] when none does."""
-    from mlbench import time_to_train
+    reference convergence points cover, as the producer stored them beside the
+    projection; [] when none is stored."""
     rows, skipped = [], []
     for r in projected:
-        estimates, reasons = time_to_train.for_projection_dict(r["projection"])
-        skipped += [f"{r['model']}: {reason}" for reason in reasons]
-        rows += [[DISPLAY.get(r["model"], r["model"]), str(t.devices),
-                  str(t.convergence.global_batch_size),
-                  number(t.minutes, f"{t.minutes:.3g}"),
-                  f"{t.minutes_low:.3g}–{t.minutes_high:.3g}",
-                  f"{t.train_minutes:.3g} + {t.eval_minutes:.3g} ({t.evals} evals)",
-                  t.convergence.source] for t in estimates]
+        skipped += [f"{r['model']}: {reason}" for reason in r["projection"].get("not_estimated", ())]
+        rows += [[page.display(r["model"]), str(t["devices"]),
+                  str(t["convergence"]["global_batch_size"]),
+                  number(t["minutes"], f"{t['minutes']:.3g}"),
+                  f"{t['minutes_low']:.3g}–{t['minutes_high']:.3g}",
+                  f"{t['train_minutes']:.3g} + {t['eval_minutes']:.3g} ({t['evals']} evals)",
+                  t["convergence"]["source"]] for t in r["projection"].get("time_to_train", ())]
     if not rows:
         return []
     return [{"id": f"{prefix}-time-to-train", "kind": "table", "projection": True,

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 import mlbench
 from mlbench.bench import bench, stats, suite
-from mlbench.bench import variable_update as vu
+from mlbench.distribute import variable_update as vu
 from mlbench.bench.timing import StepTimer
 
 

@@ -3,8 +3,11 @@ import pytest
 import tensorflow as tf
 
 from mlbench import models
-from mlbench.bench import page_validation, platforms, projection, report
-from mlbench.bench.page import page_suite
+from mlbench.bench import report
+from mlbench.projector import attach, platforms
+from mlbench.projector import scaling as projection
+from mlbench.projector import validation as page_validation
+from mlbench.projector.page import page_suite
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +84,7 @@ def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
                              variable_update="replicated", runs=[],
                              images_per_sec={"mean": 219.0}, compile_s=0.0,
                              ran={"strategy": "OneDeviceStrategy"})
-    projection.attach(result, 8, "dgx1_p100", page_suite)
+    attach.attach(result, 8, "dgx1_p100", page_suite)
     etas = projection.page_etas("dgx1_p100", page_suite)
     record = platforms.get("dgx1_p100")
     expected = [projection.project_cell(219.0, 64, n, "replicated", 4 * 25_557_032, record,
@@ -94,7 +97,7 @@ def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
     section = page_md.split("## Projected, not measured (dgx1_p100)")[1]
     assert f"| ResNet-50 | synthetic | 8 | {cells[-1]['images_per_sec']:.0f} |" in section
     with pytest.raises(ValueError, match=r"`project` \(1\)"):
-        projection.attach(result, 1, "dgx1_p100")
+        attach.attach(result, 1, "dgx1_p100")
 
 
 def test_validate_command_reports_the_gates_figures(page):

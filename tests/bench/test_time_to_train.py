@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from mlperf_logging.rcp_checker import rcp_checker
 
-from mlbench import time_to_train as ttt
-from mlbench.bench import calibration, page, platforms
-from mlbench.bench.projection import project_cell
+from mlbench.projector import time_to_train as ttt
+from mlbench.projector import calibration
+from mlbench.projector import page
+from mlbench.projector import platforms
+from mlbench.projector.scaling import project_cell
 from conftest import REPO
 
 RCP_DIR = os.path.dirname(rcp_checker.__file__)
@@ -138,17 +140,22 @@ def test_project_command_to_quality_and_calibrated(tmp_path):
 
 
 def test_results_page_has_a_time_to_train_table_beside_the_projection():
-    from mlbench.bench.projection import project
+    """The producer (`projector.attach`) stores the minutes beside the projection; the
+    report reads them from the result as written, without the projector."""
+    import json
+    import types
+    from mlbench.projector import attach
     from mlbench.reporting import content
-    projected = project(model="resnet50", images_per_sec=1270.0, batch_size=256,
-                        devices=[2, 8], platform="dgx1_v100")
-    result = {"model": "resnet50", "data": "synthetic", "num_devices": 1, "batch_size": 256,
-              "projection": projected.to_dict()}
-    sections = content.projections("s0", [result])
+    measured = {"model": "resnet50", "data": "synthetic", "num_devices": 1, "batch_size": 256,
+                "images_per_sec": {"mean": 1270.0}}
+    result = types.SimpleNamespace(num_devices=1, to_dict=lambda: measured)
+    projected = attach.attach(result, 8, "dgx1_v100")
+    written = json.loads(json.dumps(dict(measured, projection=result.projection)))
+    sections = content.projections("s0", [written])
     table = next(s for s in sections if s["id"] == "s0-time-to-train")
-    expected = ttt.estimate(ttt.convergence("resnet", 2048), projected.cells[1].images_per_sec,
+    expected = ttt.estimate(ttt.convergence("resnet", 2048), projected.cells[-1].images_per_sec,
                             devices=8)
-    (row,) = table["rows"]  # 1 and 2 devices (batch 256, 512) are below the RCPs
+    (row,) = table["rows"]  # 2 and 4 devices (batch 512, 1024) are below the RCPs
     assert row[1] == "8" and row[2] == "2048"
     assert row[3]["value"] == pytest.approx(expected.minutes)
     assert "projected, not measured" in table["title"] and "No estimate for" in table["note"]

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 import mlbench
-from mlbench.bench import page, suite
+from mlbench.bench import suite
+from mlbench.projector import page
 from mlbench.files import write_json
 from mlbench.reporting import compare, content, sources
 from conftest import REPO

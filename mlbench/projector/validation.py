@@ -1,17 +1,18 @@
 """The projector against the page: each page suite projected from its own base row, the
 error summary beside linear scaling, and the validation gates (docs/projection.md)."""
-from mlbench.bench import platforms
-from mlbench.bench.projection import (CALIBRATION_MODEL, PAGE_SUITES, PARAMETERS,
-                                      format_table, page_etas, project_cell)
+from mlbench import page
+from mlbench.page import CALIBRATION_MODEL
+from mlbench.projector import platforms
+from mlbench.projector.scaling import PARAMETERS, format_table, page_etas, project_cell
 
 
 def project_page(name, read_suite):
     """Every cell of a page suite projected from its own base row: {model: [Cell]}."""
-    if name not in PAGE_SUITES:
+    if name not in page.SUITES:
         raise ValueError(f"`suite` ({name!r}) is not a benchmarks-page suite; known: "
-                         f"{sorted(PAGE_SUITES)}.")
+                         f"{sorted(page.SUITES)}.")
     sizes, patterns, reference, base = read_suite(name)
-    platform = PAGE_SUITES[name]
+    platform = page.SUITES[name].platform
     record, etas = platforms.get(platform), page_etas(platform, read_suite)
     cells = {}
     for model, pattern in patterns.items():
@@ -67,7 +68,7 @@ def page_report(name, read_suite):
                             for m, row in cells.items()}}
 
 
-SINGLE_HOST_GATE_SUITES = ("dgx1_p100", "dgx1_p100_bs32", "gce_k80", "ec2_k80")
+SINGLE_HOST_GATE_SUITES = tuple(s.name for s in page.SUITES.values() if s.single_host_gate)
 
 
 def validate_page(read_suite):

@@ -9,7 +9,7 @@
   rcp_checker's t-test accepts around the reference mean: from its 'Min Epochs' (the
   fastest allowed) to the mirrored bound above the mean (`mlbench.mlperf.rcp`).
 - **Throughput** is measured (a benchmark result) or projected to N devices
-  (`mlbench.bench.projection`).
+  (`mlbench.projector.scaling`).
 - **Evaluation** follows the closed rules' cadence and eval set (`CLOSED_EVAL`), at a
   forward-only rate: measured with `benchmark(forward_only=True)` when given, else the
   training rate × FORWARD_SPEEDUP (a stated ratio: a forward pass is about a third of
@@ -21,6 +21,7 @@ import dataclasses
 import math
 from typing import Optional
 
+from mlbench.mlperf import benchmarks
 from mlbench.mlperf import rcp as rcp_lib
 
 IMAGENET_TRAIN = 1_281_167  # ImageNet-1k train images: one ResNet epoch
@@ -201,13 +202,9 @@ def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
     return result
 
 
-BENCHMARK_OF_MODEL = {"resnet50": "resnet", "resnet50_v1": "resnet", "resnet_tiny": "resnet",
-                      "bert_large": "bert", "bert_tiny": "bert", "bert_mini": "bert"}
-
-
 def benchmark_of(model, benchmark=None):
     """The MLPerf benchmark whose RCPs apply to `model` ('resnet' or 'bert')."""
-    found = benchmark or BENCHMARK_OF_MODEL.get(model)
+    found = benchmark or benchmarks.of_model(model)
     if found not in CLOSED_EVAL:
         raise ValueError(f"model {model!r} has no MLPerf benchmark to take convergence from; "
                          f"give `benchmark` ({sorted(CLOSED_EVAL)}).")
@@ -294,12 +291,12 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
     Args:
       result: a BenchmarkResult or its result.json (or give `model`, `images_per_sec`,
         `batch_size` by hand in `measurement`).
-      devices / platform: the projector's (`mlbench.bench.projection.project`).
+      devices / platform: the projector's (`mlbench.projector.scaling.project`).
       to_quality: add `time_to_train` per device count: samples to converge (MLCommons'
         RCPs for `ruleset`, or the custom `rcp_path`) ÷ throughput + the closed rules'
         evaluations, with the RCP's band.
       calibrate: (1-device result, 2-device result) of your own: project from them
-        (`mlbench.bench.calibration`, `calibration_mode` 'derate' or 'bandwidth').
+        (`mlbench.projector.calibration`, `calibration_mode` 'derate' or 'bandwidth').
       benchmark: 'resnet' or 'bert' (default: from the model).
       gradient_accumulation_steps / global_batch_size: the global batch is per-device
         batch × devices × accumulation unless given.
@@ -310,8 +307,10 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
       eval_every_epochs / eval_examples: an eval cadence of your own (e.g. a CPU-scale
         config's) instead of the closed rules' for the benchmark.
     """
-    from mlbench.bench import calibration as calibration_lib
-    from mlbench.bench import page, platforms, projection as projection_lib
+    from mlbench.projector import calibration as calibration_lib
+    from mlbench.projector import page
+    from mlbench.projector import platforms
+    from mlbench.projector import scaling as projection_lib
     calibrated = None
     if calibrate is not None:
         one, two = calibrate

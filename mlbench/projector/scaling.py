@@ -17,7 +17,8 @@ InceptionV3 only (the most compute-bound model); there is no per-model factor.
 import dataclasses
 from typing import Dict, Optional
 
-from mlbench.bench import platforms
+from mlbench import page
+from mlbench.projector import platforms
 
 OVERLAP = 0.5  # the point estimate: half of the communication hides behind backward
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward (Kaplan et al. 2020)
@@ -160,26 +161,17 @@ def fit_eta(images_per_sec: Dict[int, float], batch, pattern, gradient_bytes, re
 # models; tests check resnet50 against its build). Gradients are float32: 4 bytes each.
 PARAMETERS = {"inception_v3": 23_817_352, "resnet50": 25_557_032, "resnet152": 60_192_808,
               "alexnet": 61_838_248, "vgg16": 138_357_544}
-CALIBRATION_MODEL = "inception_v3"
-PAGE_SUITES = {"dgx1_p100": "dgx1_p100", "dgx1_p100_bs32": "dgx1_p100",
-               "gce_k80": "gce_k80", "gce_k80_bs32": "gce_k80",
-               "ec2_k80": "ec2_p2_8xlarge", "ec2_k80_bs32": "ec2_p2_8xlarge",
-               "ec2_distributed": "ec2_p2_8xlarge", "ec2_distributed_bs32": "ec2_p2_8xlarge"}
-# The η of each platform is fitted on this suite's InceptionV3 (batch 64 tables).
-CALIBRATION_SUITE = {"dgx1_p100": "dgx1_p100", "gce_k80": "gce_k80",
-                     "ec2_p2_8xlarge": "ec2_k80"}
 
 
 def page_etas(platform, read_suite):
     """η(n) of a platform, fitted on InceptionV3 of its calibration suite (and, for the
     distributed counts, of the distributed suite). `read_suite(name)` gives a page suite's
-    (batch sizes, patterns, synthetic table, base devices): `mlbench.bench.page.page_suite`."""
+    (batch sizes, patterns, synthetic table, base devices): `mlbench.projector.page.page_suite`."""
     record = platforms.get(platform)
     etas = {}
-    for suite_name in (CALIBRATION_SUITE[platform],) + (
-            ("ec2_distributed",) if platform == "ec2_p2_8xlarge" else ()):
+    for suite_name in page.calibration_suites(platform):
         sizes, patterns, reference, base = read_suite(suite_name)
-        m = CALIBRATION_MODEL
+        m = page.CALIBRATION_MODEL
         figures = {n: row[m] for n, row in reference.items() if n >= base}
         etas.update(fit_eta(figures, sizes[m], patterns[m], 4 * PARAMETERS[m], record, base))
     return etas
@@ -228,7 +220,7 @@ def model_gradient_bytes(name):
 
 def platform_eta(platform, n, read_suite=None):
     """The fitted η of a page platform at `n`, else the record's, else 1 (assumed)."""
-    if platform in CALIBRATION_SUITE and read_suite is not None:
+    if page.calibration_suites(platform) and read_suite is not None:
         return page_etas(platform, read_suite).get(n, 1.0)
     record = platforms.get(platform)
     return float((record.get("eta") or {}).get(str(n), (record.get("eta") or {}).get(n, 1.0)))
@@ -245,12 +237,12 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
         page's 1-GPU column), or overrides of `result`'s.
       devices: device counts to project (several hosts: multiples of the record's
         devices_per_host with variable_update='distributed_replicated').
-      platform: a record name (`mlbench.bench.platforms.RECORDS`), a JSON path or a dict.
+      platform: a record name (`mlbench.projector.platforms.RECORDS`), a JSON path or a dict.
       variable_update / local_parameter_device: the pattern (default: the result's
         strategy, else 'replicated').
       gradient_bytes: bytes all-reduced per step (default: counted on the model).
       read_suite: reads page suites, for the η fitted on the page's platforms
-        (`mlbench.bench.page.page_suite`); without it η is 1.
+        (`mlbench.projector.page.page_suite`); without it η is 1.
 
     Returns:
       Projection (clearly a projection: `to_dict()['label']`).
@@ -283,17 +275,6 @@ def device_counts(up_to, base_devices=1):
         counts.append(n)
         n *= 2
     return counts + [up_to]
-
-
-def attach(result, up_to, platform, read_suite=None):
-    """Adds `result.projection`: `result`'s device scaled to `up_to` devices over
-    `platform`'s interconnect, labelled as a projection. Returns the Projection."""
-    projected = project(result, devices=device_counts(up_to, result.num_devices),
-                        platform=platform, read_suite=read_suite)
-    result.projection = dict(projected.to_dict(), label=(
-        f"projection (not measured): this run's device x n over {projected.platform}'s "
-        "interconnect"))
-    return projected
 
 
 def _measurement(result):

@@ -4,10 +4,9 @@ and checks as `resolve`."""
 import tensorflow as tf
 
 from mlbench import data as data_lib
-from mlbench import models, optimizers
-from mlbench.bench import defaults as page
-from mlbench.bench import variable_update as vu
+from mlbench import models, optimizers, page
 from mlbench.distribute import strategies
+from mlbench.distribute import variable_update as vu
 from mlbench.plan import checks, resolvers
 from mlbench.plan.record import Cadence, Objective, RunDirectory, RunPlan
 from mlbench.reprs import recordable
