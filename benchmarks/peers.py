@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEERS = os.path.join(os.path.dirname(ROOT), "shared", "peers")
+PEERS = os.path.join(ROOT, "benchmarks", "peers")  # the reference peers, kept in the repository
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 PEER_PY = os.path.join(ROOT, ".peer-venv", "bin", "python")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}

@@ -46,6 +46,16 @@ def _run_train(explicit):
         return run(plan, arguments["callbacks"])
 
 
+def plan_train(gin_files=(), gin_bindings=(), **explicit):
+    """The RunPlan `train` would run with these arguments (`mlbench train --dry_run`):
+    every check of bad input, the data read for its size, the strategy made; no model
+    built, nothing written, no step run."""
+    with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
+        arguments = plan_lib.train_arguments(dict(explicit), train_defaults())
+        cluster.configure(arguments["cluster"])
+        return plan_lib.resolve(arguments)
+
+
 @_keyword_entry_point(_run_train)
 def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           model: Any = None, data: Any = None, eval_data: Any = None,

@@ -30,8 +30,9 @@ def test_each_command_has_its_own_help():
     train = run_cli("train", "--help")
     assert train.returncode == 0
     for flag in ("--model", "--data", "--global_batch_size", "--train_steps", "--target",
-                 "--precision", "--strategy", "--xla_compile", "--display_every", "--resume"):
+                 "--precision", "--strategy", "--xla_compile", "--num_gpus", "--resume"):
         assert flag in train.stdout
+    assert "--display_every" not in train.stdout  # benchmark's name: one meaning per name
     assert "--num_batches" not in train.stdout  # benchmark's flag, not train's
     bench = run_cli("benchmark", "--help")
     assert bench.returncode == 0 and "--num_batches" in bench.stdout
@@ -244,7 +245,7 @@ def test_benchmark_flags_come_from_its_signature_under_tf_cnn_benchmarks_names()
     args = cli.build_parser().parse_args(
         ["benchmark", "--model=resnet_tiny", "--num_gpus=2", "--all_reduce_spec=nccl",
          "--noxla_compile", "--num_batches=7", "--forward_only"])
-    assert cli._given(args, benchmark) == {
+    assert cli.common.given_arguments(args, benchmark) == {
         "model": "resnet_tiny", "num_devices": 2, "all_reduce": "nccl", "jit_compile": False,
         "num_batches": 7, "forward_only": True}
     flags = {a.dest for a in cli.build_parser()._subparsers._group_actions[0]
@@ -318,6 +319,34 @@ def test_list_names_what_each_flag_takes():
     assert {"dgx1_p100", "cpu_2core"} <= set(suites.stdout.split())
     assert [line.split("\t")[0] for line in names.stdout.splitlines()] == sorted(platforms.RECORDS)
     assert run_cli("list", "nothing").returncode == 2
+
+
+@pytest.mark.parametrize("command", ["train", "benchmark"])
+def test_one_alias_table_serves_both_commands(command):
+    """tf_cnn_benchmarks' names and the API's reach the same argument in train and
+    benchmark; train refuses benchmark's --display_every, naming what to give instead."""
+    from mlbench import cli
+    parser = cli.build_parser(only=command)
+    for api, alias, value in (("num_devices", "num_gpus", "2"),
+                              ("all_reduce", "all_reduce_spec", "nccl")):
+        assert (getattr(parser.parse_args([command, f"--{api}={value}"]), api)
+                == getattr(parser.parse_args([command, f"--{alias}={value}"]), api)
+                == (int(value) if value.isdigit() else value))
+    if command == "train":
+        out = run_cli("train", "--display_every=10")
+        assert out.returncode == 2 and "--steps_per_loop" in out.stderr
+
+
+def test_the_projector_has_one_default_platform():
+    import inspect
+    from mlbench import cli
+    from mlbench.projector import platforms, scaling, time_to_train
+    assert inspect.signature(scaling.project).parameters["platform"].default == platforms.DEFAULT
+    parsed = [cli.build_parser(only=c).parse_args(a) for c, a in (
+        ("project", ["project"]), ("benchmark", ["benchmark"]))]
+    assert parsed[0].platform == parsed[1].project_platform == platforms.DEFAULT
+    by_hand = time_to_train.project(model="resnet50", images_per_sec=100.0, batch_size=64)
+    assert by_hand.projection.platform == platforms.DEFAULT
 
 
 @pytest.mark.parametrize("command", ["train", "benchmark"])

@@ -75,8 +75,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     """
     if cluster.server_role():  # a ps or worker task of a parameter-server cluster
         cluster.serve()
-    arguments = {k: v for k, v in locals().items() if k not in ("clock", "display_every")}
-    plan, settings = resolve_benchmark(arguments)
+    plan, settings = resolve_benchmark(
+        {k: v for k, v in locals().items() if k not in ("clock", "display_every")})
     log = print if verbose else None
     parts = build(plan)
     timer = StepTimer(num_warmup_batches, plan.distribution.global_batch_size, clock, log,
@@ -107,6 +107,15 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         if result.breakdown:
             log(f"profile of one step in {trace_dir}:\n{result.breakdown.table()}")
     return result
+
+
+def plan_benchmark(**given):
+    """(RunPlan, page settings) that `benchmark(**given)` would run (`mlbench benchmark
+    --dry_run`): every check, no model built, no step run."""
+    import inspect
+    defaults = {n: p.default for n, p in inspect.signature(benchmark).parameters.items()
+                if n not in ("clock", "display_every")}
+    return resolve_benchmark(dict(defaults, **given))
 
 
 def _published_rates(plan):

@@ -1,4 +1,6 @@
 """Suites: sweeps over models × device counts × data kinds, one gin file per page table."""
+import os
+
 import gin
 import tensorflow as tf
 
@@ -76,6 +78,23 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
         paths = report.write(output_dir, name, results, list(models), list(device_counts),
                              list(data_kinds), settings, reference, sorted(set(skipped)))
     return results, paths
+
+
+def planned_cells(name, data_dir=None):
+    """The cells a suite file would run ({model, devices, data}), with its models and, for
+    real data, `data_dir` checked: what `mlbench benchmark --suite=NAME --dry_run` shows."""
+    from mlbench import models as models_lib
+    from mlbench import page
+    bindings = page.suite_bindings(name)  # a clear error for a name with no file
+    kinds = bindings.get("data_kinds", ("synthetic",))
+    data_dir = data_dir or bindings.get("data_dir")
+    for model in bindings["models"]:
+        models_lib.resolve(model)
+    if "real" in kinds and not (data_dir and os.path.isdir(data_dir)):
+        raise ValueError(f"`data_dir` ({data_dir!r}) must be a folder of ImageNet-format "
+                         f"TFRecords: suite {name!r} times real data.")
+    return [{"model": m, "devices": n, "data": kind} for kind in kinds
+            for n in bindings.get("device_counts", (1,)) for m in bindings["models"]]
 
 
 def run_named(name, gin_bindings=(), **overrides):

@@ -147,17 +147,9 @@ def planned(gin_files, gin_bindings=()):
 def describe(config, plan, division, data_to_write=None):
     """What `run_many` would run, and for a closed run how MLCommons' RCPs cover its
     batch size (`mlbench mlperf --dry_run`)."""
-    split, cadence = plan.distribution, plan.cadence
+    split = plan.distribution
     lines = [f"benchmark {config['benchmark']} (ruleset {config['ruleset']}), "
-             f"{division} division",
-             f"model {plan.model.name}; global batch {split.global_batch_size} "
-             f"(gradient_accumulation_steps {split.gradient_accumulation_steps}) on "
-             f"{split.replicas} replica(s); {plan.numerics.precision}, XLA "
-             f"{'on' if plan.numerics.jit_compile else 'off'}",
-             f"data: {plan.source.num_train_examples} train / {plan.source.num_eval_examples} "
-             f"eval examples; at most {cadence.train_steps} steps, eval every "
-             f"{cadence.eval_every} (offset {cadence.eval_offset}); target {cadence.target}",
-             f"optimizer: {plan.objective.optimizer_hparams}"]
+             f"{division} division", *plan.summary()]
     if data_to_write:
         lines.append(f"{data_to_write} is missing: a run writes the bundled "
                      f"{config['prepare_data']['kind']} data there first")

@@ -104,6 +104,23 @@ class RunPlan:
     def has_eval(self):
         return self.source.has_eval and self.mode == "train"
 
+    def summary(self):
+        """What a run of this plan would do, in plain lines (`--dry_run`)."""
+        split, cadence = self.distribution, self.cadence
+        lines = [f"model {self.model.name}; global batch {split.global_batch_size} "
+                 f"(gradient_accumulation_steps {split.gradient_accumulation_steps}) on "
+                 f"{split.replicas} replica(s); {self.numerics.precision}, XLA "
+                 f"{'on' if self.numerics.jit_compile else 'off'}",
+                 (f"data: {self.source.num_train_examples} train / "
+                  f"{self.source.num_eval_examples} eval examples; "
+                  if self.source.num_train_examples else "data: made on the devices; ")
+                 + f"at most {cadence.train_steps} steps"]
+        if self.has_eval:
+            lines[-1] += (f", eval every {cadence.eval_every} (offset {cadence.eval_offset}); "
+                          f"target {cadence.target}")
+            lines.append(f"optimizer: {self.objective.optimizer_hparams}")
+        return lines
+
     def describe(self):
         """What ran, for results: precision, XLA, gradient accumulation, strategy, replicas."""
         return dict(precision=self.numerics.precision, jit_compile=self.numerics.jit_compile,

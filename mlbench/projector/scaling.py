@@ -227,7 +227,7 @@ def platform_eta(platform, n, read_suite=None):
 
 
 def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
-            base_devices=1, devices=(2, 4, 8), platform="dgx1_p100", variable_update=None,
+            base_devices=1, devices=(2, 4, 8), platform=platforms.DEFAULT, variable_update=None,
             local_parameter_device="cpu", gradient_bytes=None, read_suite=None):
     """Projects images/sec on `devices` from one measurement.
 

@@ -279,7 +279,7 @@ class ProjectedRun:
                 "not_estimated": self.not_estimated}
 
 
-def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=False,
+def project(result=None, *, devices=(2, 4, 8), platform=None, to_quality=False,
             calibrate=None, calibration_mode="derate", benchmark=None,
             gradient_accumulation_steps=1, global_batch_size=None, ruleset=DEFAULT_RULESET,
             rcp_path=None, train_examples=None, forward_result=None,
@@ -291,7 +291,8 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
     Args:
       result: a BenchmarkResult or its result.json (or give `model`, `images_per_sec`,
         `batch_size` by hand in `measurement`).
-      devices / platform: the projector's (`mlbench.projector.scaling.project`).
+      devices / platform: the projector's (`mlbench.projector.scaling.project`); the
+        platform defaults to `platforms.DEFAULT`, as everywhere.
       to_quality: add `time_to_train` per device count: samples to converge (MLCommons'
         RCPs for `ruleset`, or the custom `rcp_path`) ÷ throughput + the closed rules'
         evaluations, with the RCP's band.
@@ -311,6 +312,7 @@ def project(result=None, *, devices=(2, 4, 8), platform="dgx1_p100", to_quality=
     from mlbench.projector import page
     from mlbench.projector import platforms
     from mlbench.projector import scaling as projection_lib
+    platform = platforms.DEFAULT if platform is None else platform
     calibrated = None
     if calibrate is not None:
         one, two = calibrate

@@ -1,6 +1,6 @@
-"""Values of command-line text: the parsers `cli.py` gives argparse as `type=`.
+"""Values of command-line text: the parsers `mlbench.cli` gives argparse as `type=`.
 
-Plain functions of a string (no flags are defined here: those live in `cli.py`).
+Plain functions of a string (no flags are defined here).
 """
 import argparse
 import ast

@@ -1,12 +1,13 @@
-"""Help written for the command line, for the arguments whose docstring speaks Python.
+"""The help of every `mlbench train` and `mlbench benchmark` flag, written for the shell.
 
-`mlbench train` and `mlbench benchmark` make one flag per argument of `mlbench.train`
-and `mlbench.benchmark`, with the docstring's text as help. Where that text describes
-Python values (a function, a tf.data.Dataset, `TrainResult` fields, other arguments by
-their Python names), the flag's help comes from here instead: what a shell user can
-type, the choices and where to list them. `tests/test_cli.py` checks every flag's help
-for Python-only wording.
+The flags themselves come from the signatures of `mlbench.train` and
+`mlbench.benchmark` (name, type, default); their help comes from here and nowhere
+else: what a shell user can type, the choices and where to list them (the Python
+docstrings describe Python values). A flag without an entry here is an error when
+the parser is built, and `tests/test_cli.py` checks every flag's help for Python-only
+wording.
 """
+
 
 TRAIN = {
     "model": "a model name (`mlbench list models`), or one your own module registers "
@@ -47,7 +48,34 @@ TRAIN = {
                  "Ampere or newer GPUs and CPUs with AMX or AVX512-BF16; float16 on older "
                  "GPUs; else float32).",
     "verbose": "print progress lines and the result (--noverbose: only errors).",
+    "global_batch_size": "examples per optimizer step, over all devices and micro-batches "
+                         "(each device gets global / devices / accumulation).",
+    "gradient_accumulation_steps": "micro-batches per device per step (one update per step).",
+    "num_devices": "devices to train on (tf_cnn_benchmarks' --num_gpus); on a machine "
+                   "without a GPU the CPU is split into this many logical devices.",
+    "all_reduce": "how gradients are summed across devices: auto, nccl, hierarchical_copy "
+                  "or reduction_to_one_device.",
+    "train_steps": "length of the run in steps (give this or --train_epochs).",
+    "train_epochs": "length of the run in epochs (give this or --train_steps).",
+    "eval_every": "evaluate every N steps (default: once, at the end); data without an "
+                  "eval set (synthetic) is never evaluated.",
+    "eval_every_epochs": "evaluate every X epochs (default: once, at the end).",
+    "steps_per_loop": "steps per host round trip: one progress line, one NaN/Inf check "
+                      "and the earliest point to evaluate or checkpoint, every N steps.",
+    "target": "stop at the first eval that meets it, as metric=value pairs, e.g. "
+              "top1=0.97; exit code 3 when the run ends without it.",
+    "model_dir": "the run's directory: checkpoints, summaries (train/, validation/), "
+                 "configs and result.json; parents are created.",
+    "seed": "seeds the weights and the data order.",
+    "model_options": "the model's own settings as key=value pairs (`mlbench list models` "
+                     "names the models; e.g. image_size=32,num_classes=10).",
+    "data_dir": "where the data's files are (TFRecords for imagenet and bert_pretraining, "
+                "the tfds folder for tfds:<name>).",
+    "data_options": "the data's own settings as key=value pairs (e.g. image_size=32).",
+    "label_smoothing": "label smoothing of the classification loss (0 to 1).",
+    "checkpoint_every": "steps between checkpoints (default: at each eval and at the end).",
 }
+
 
 BENCHMARK = {
     "model": "a model name (`mlbench list models`), or one your own module registers "
@@ -72,4 +100,19 @@ BENCHMARK = {
                 "input pipeline or the step sets the pace and where scaling is lost. "
                 "Without it, real data's pipeline is still timed alone.",
     "optimizer": "the benchmark's optimizer: sgd (the page's only one).",
+    "batch_size": "per-device batch (default: the page's, 64; AlexNet 512).",
+    "num_devices": "GPUs, else logical CPU devices (tf_cnn_benchmarks' --num_gpus); on a "
+                   "machine without a GPU the CPU is split into this many.",
+    "variable_update": "parameter_server, replicated or distributed_replicated (default: "
+                       "the model's on the DGX-1 page); with ps tasks in TF_CONFIG "
+                       "parameter_server runs across processes, on one host it keeps the "
+                       "variables on --local_parameter_device.",
+    "local_parameter_device": "cpu or gpu: where parameter_server keeps the variables.",
+    "all_reduce": "how gradients are summed across devices: auto, nccl, hierarchical_copy "
+                  "or reduction_to_one_device (tf_cnn_benchmarks' --all_reduce_spec).",
+    "data_dir": "ImageNet-format TFRecords for --data=real (`mlbench data imagenet` "
+                "writes some from bundled images).",
+    "forward_only": "time inference instead of training.",
+    "num_classes": "classes of the model's head (the page's 1000).",
+    "seed": "seeds the weights and the synthetic data.",
 }

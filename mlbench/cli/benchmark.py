@@ -1,0 +1,80 @@
+"""`mlbench benchmark`: one model or a suite, timed the tf_cnn_benchmarks way."""
+import os
+
+from mlbench.cli import help_text
+from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
+                                signature_flags)
+from mlbench.files import refuse_earlier_results, write_json
+from mlbench.projector import platforms  # plain records: no TensorFlow
+
+
+def benchmark_flags(parser):
+    """One flag per argument of `mlbench.benchmark` (tf_cnn_benchmarks' names work too)."""
+    from mlbench.bench.bench import benchmark
+    parser.add_argument("--suite", help="a suite under gin/benchmarks/ (e.g. dgx1_p100).")
+    signature_flags(parser, benchmark, help_text.BENCHMARK, skip=("clock", "verbose"))
+    add_boolean(parser, "use_fp16", "train in mixed_float16 (overrides --precision).")
+    parser.add_argument("--output_dir", help="result.json (one model) or the suite's report.")
+    add_boolean(parser, "dry_run", "check everything (model, data, devices, strategy; a "
+                "suite's file and models), print what would run, and run nothing.")
+    parser.add_argument("--project", type=int, metavar="N",
+                        help="add a projected column: this device x 2, 4 ... N over "
+                             "--project_platform's interconnect (a projection, labelled so).")
+    parser.add_argument("--project_platform", default=platforms.DEFAULT,
+                        help="platform record for --project (`mlbench list platforms`) or a "
+                             "JSON file.")
+    gin_flags(parser)
+
+
+def run_benchmark(args):
+    if args.project is not None:  # checked before any step runs
+        from mlbench.projector import scaling
+        scaling.device_counts(args.project, args.num_devices or 1)
+        platforms.get(args.project_platform)
+    if args.suite:
+        return suite_dry_run(args) if args.dry_run else run_suite(args)
+    if not args.model:
+        raise ValueError("`--model` (or `--suite`) is required.")
+    refuse_earlier_results(args.output_dir, ("result.json",), "--output_dir")
+    from mlbench.bench.bench import benchmark
+    given = given_arguments(args, benchmark)
+    if args.use_fp16:
+        given["precision"] = "mixed_float16"
+    if args.data_dir and "data" not in given:
+        given["data"] = "real"
+    if args.dry_run:
+        from mlbench.bench.bench import plan_benchmark
+        plan, _ = plan_benchmark(**given)
+        print("\n".join(["dry run: nothing ran, nothing was written", *plan.summary()]))
+        return EXIT_OK
+    result = benchmark(**given)
+    if args.project:
+        from mlbench.projector import attach, page
+        print(attach.attach(result, args.project, args.project_platform,
+                            page.page_suite).table())
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+        write_json(os.path.join(args.output_dir, "result.json"), result.to_dict(), indent=1)
+    return EXIT_OK
+
+
+def suite_dry_run(args):
+    """A suite's file read, its models and (for real data) its data checked."""
+    from mlbench.bench import suite
+    cells = suite.planned_cells(args.suite, data_dir=args.data_dir)
+    print("\n".join([f"dry run of suite {args.suite}: nothing ran, nothing was written"]
+                    + [f"{c['model']} on {c['devices']} device(s), {c['data']} data"
+                       for c in cells]))
+    return EXIT_OK
+
+
+def run_suite(args):
+    from mlbench.bench import suite
+    overrides = {"data_dir": args.data_dir, "output_dir": args.output_dir,
+                 "project": args.project, "project_platform": args.project_platform
+                 if args.project else None}
+    _, paths = suite.run_named(args.suite, args.gin_bindings,
+                               **{k: v for k, v in overrides.items() if v})
+    if paths:
+        print("\n".join(f"wrote {p}" for p in paths.values()))
+    return EXIT_OK
