@@ -39,11 +39,11 @@ def _run_train(explicit):
     # an MLPerf file run as a plain training: its `mlperf.*` section is not train's to check
     with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
         arguments = plan_lib.train_arguments(explicit, train_defaults())
-        cluster.configure(arguments["cluster"])
+        cluster.configure(arguments.cluster)
         if cluster.server_role():  # a ps or worker task of a parameter-server cluster
             cluster.serve()  # serves until the launcher (or the scheduler) stops it
         plan = plan_lib.resolve(arguments)
-        return run(plan, arguments["callbacks"])
+        return run(plan, arguments.callbacks)
 
 
 def plan_train(gin_files=(), gin_bindings=(), **explicit):
@@ -52,7 +52,7 @@ def plan_train(gin_files=(), gin_bindings=(), **explicit):
     built, nothing written, no step run."""
     with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
         arguments = plan_lib.train_arguments(dict(explicit), train_defaults())
-        cluster.configure(arguments["cluster"])
+        cluster.configure(arguments.cluster)
         return plan_lib.resolve(arguments)
 
 

@@ -1,4 +1,6 @@
-"""`TrainArguments`: the one typed record of `train`'s arguments and their defaults.
+"""`TrainArguments` and `BenchmarkArguments`: the typed records of `train`'s and
+`benchmark`'s arguments and their defaults, the one form in which arguments reach
+`plan` (`resolve`, `resolve_benchmark`).
 
 `mlbench.train` keeps its explicit signature (what `help()` and IDEs show) and a test
 holds it equal to this record; `mlbench mlperf` and the plan read the defaults from
@@ -48,6 +50,38 @@ class TrainArguments:
     callbacks: Optional[Sequence[Any]] = None
     verbose: bool = True
     trace_dir: Optional[str] = None
+
+    def as_dict(self):
+        """{field: value}, the values themselves (no deep copies of models or callbacks)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkArguments:
+    """`mlbench.benchmark`'s arguments (its clock and print interval aside); a test holds
+    `benchmark`'s signature equal to this record."""
+    model: Any = None
+    batch_size: Optional[int] = None
+    num_devices: int = 1
+    variable_update: Optional[str] = None
+    local_parameter_device: Optional[str] = None
+    all_reduce: str = "auto"
+    data: Any = "synthetic"
+    data_dir: Optional[str] = None
+    precision: str = "auto"
+    jit_compile: Union[bool, str] = "auto"
+    optimizer: str = "sgd"
+    num_warmup_batches: int = 10
+    num_batches: int = 100
+    num_runs: int = 5
+    forward_only: bool = False
+    num_classes: int = 1000
+    seed: int = 0
+    trace_dir: Optional[str] = None
+    diagnose: bool = False
+    verbose: bool = True
+
+    as_dict = TrainArguments.as_dict
 
 
 def train_defaults():

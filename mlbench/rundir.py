@@ -58,11 +58,11 @@ def _named(value):
 
 def describe(arguments, info, model_plan, precision):
     """The record of a resolved run (`plan.resolve` calls it; nothing is written)."""
-    return {"model": dict(model_reference(arguments["model"], info),
+    return {"model": dict(model_reference(arguments.model, info),
                           num_classes=model_plan.num_classes,
                           options=dict(model_plan.options), keras=info.keras),
             "precision": precision,
-            "unnamed": [k for k in REBUILT[1:] if not _named(arguments[k])]}
+            "unnamed": [k for k in REBUILT[1:] if not _named(getattr(arguments, k))]}
 
 
 def write(model_dir, plan):

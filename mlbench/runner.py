@@ -199,12 +199,10 @@ def _causes_named(plan):
 
 
 def _loop_config(plan, parts, model_dir, log):
-    cadence, split = plan.cadence, plan.distribution
-    config = LoopConfig(train_steps=cadence.train_steps, steps_per_loop=cadence.steps_per_loop,
-                        eval_every=cadence.eval_every, eval_offset=cadence.eval_offset,
-                        target=cadence.target, checkpoint_every=cadence.checkpoint_every,
-                        model_dir=model_dir, global_batch_size=split.global_batch_size,
-                        log=log, trace_dir=plan.directory.trace_dir)
+    split = plan.distribution
+    config = LoopConfig(plan.cadence, model_dir=model_dir,
+                        global_batch_size=split.global_batch_size, log=log,
+                        trace_dir=plan.directory.trace_dir)
     if plan.warmup:
         config.warmup = make_warmup(split.strategy, parts.step, parts.train_inputs,
                                     parts.make_eval, split.per_replica_batch)

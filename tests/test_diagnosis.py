@@ -1,6 +1,7 @@
 """The diagnosis: constructed cases with a known answer, each asserting its verdict and
 figures (input-bound by a slow map, retraced by a changing shape, a divergence named,
 loss-scale skips counted, scaling figures from the rates measured)."""
+import dataclasses
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import mlbench
 from mlbench import models, precision
 from mlbench.diagnosis import numerics, pipeline
 from mlbench.diagnosis import compile as compile_lib
+from mlbench.training.cadence import Cadence
 from mlbench.training.checkpoints import DiskFullError
 from mlbench.training.loop import DivergenceError, Loop, LoopConfig
 from mlbench.training.step import TrainStep
@@ -139,7 +141,7 @@ def test_loss_scale_fall_and_skipped_steps_are_summarised():
     x = tf.random.stateless_normal((8, 16), seed=[1, 2])
     inputs = strategy.experimental_distribute_values_from_function(
         lambda ctx: (x, tf.constant([0, 1, 2, 3] * 2)))
-    outcome = Loop(LoopConfig(train_steps=40, steps_per_loop=10, log=None), step, inputs,
+    outcome = Loop(LoopConfig(Cadence(40, steps_per_loop=10), log=None), step, inputs,
                    None, None).run()
     found = numerics.finding(outcome.history, outcome.steps, "mixed_float16")
     halvings = int(round(np.log2(2.0 ** 40 / float(optimizer.loss_scale))))
@@ -275,12 +277,11 @@ def test_devices_fed_on_the_pages_platforms():
     found = pipeline.finding(1300, 600, published_rates={"DGX-1 P100": 219.0})
     assert found.figures["devices_fed_on_published_platforms"] == {"DGX-1 P100": 5}
     assert "5 x DGX-1 P100 (219 images/sec each)" in found.detail
-    arguments = dict(model="resnet50", batch_size=None, num_devices=1, variable_update=None,
-                     local_parameter_device=None, all_reduce="auto", data="synthetic",
-                     data_dir=None, precision="float32", jit_compile=False, optimizer="sgd",
-                     num_warmup_batches=1, num_batches=1, num_runs=1, forward_only=False,
-                     num_classes=1000, seed=0, trace_dir=None, diagnose=False, verbose=False)
+    from mlbench.arguments import BenchmarkArguments
+    arguments = BenchmarkArguments(model="resnet50", precision="float32", jit_compile=False,
+                                   num_warmup_batches=1, num_batches=1, num_runs=1,
+                                   verbose=False)
     plan, _ = resolve_benchmark(arguments)
     assert _published_rates(plan) == {"DGX-1 P100": 219, "GCE K80": 51.9}  # the page's 1-GPU rows
-    tiny, _ = resolve_benchmark(dict(arguments, model="resnet_tiny"))
+    tiny, _ = resolve_benchmark(dataclasses.replace(arguments, model="resnet_tiny"))
     assert _published_rates(tiny) is None

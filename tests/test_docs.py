@@ -95,7 +95,7 @@ def sandbox(tmp_path_factory):
     for argv in (["benchmark", *tiny_benchmark, "--output_dir=runs/monday"],
                  ["benchmark", *tiny_benchmark, "--output_dir=runs/tuesday"],
                  ["train", "--gin_file=gin/cpu/mnist_cnn.gin", "--model_dir=runs/mnist_cnn",
-                  "--train_steps=62", "--precision=float32"],
+                  "--train_epochs=1", "--precision=float32"],
                  ["benchmark", "--suite=cpu_tiny", "--output_dir=runs/cpu_suite",
                   "--gin_bindings=benchmark_suite.num_batches=2",
                   "--gin_bindings=benchmark_suite.num_runs=1",
@@ -117,6 +117,8 @@ def test_every_documented_command_runs(sandbox):
         argv = _argv(command)
         if argv[0] in DRY and "--dry_run" not in argv and "--check_package" not in " ".join(argv):
             argv.append("--dry_run")
+        if "--watch" in argv:  # a sidecar waits for a training job: not longer than this
+            argv.append("--timeout=5")
         if argv[0] == "launch" and "--emit=tfjob" not in argv:
             argv = argv + ["--dry_run"]  # the workers check their plan and stop
         expected, named = _expectation(command)
@@ -126,6 +128,7 @@ def test_every_documented_command_runs(sandbox):
             if argv[0] not in DRY:
                 shutil.rmtree(os.path.join(sandbox, folder), ignore_errors=True)
         code, out, err = _run(argv, sandbox)
+        print(f"exit {code}: mlbench {' '.join(argv)}", flush=True)
         ok = code == expected and (named is None or named in err)
         if argv[0] == "compare" and code == 1 and "slower" in out:
             ok = True  # a regression verdict on two tiny noisy runs is a correct answer

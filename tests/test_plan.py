@@ -118,6 +118,29 @@ def test_train_signature_is_the_typed_arguments_record():
     assert declared == [(f.name, f.default) for f in dataclasses.fields(TrainArguments)]
 
 
+def test_benchmark_signature_is_the_typed_arguments_record():
+    import dataclasses
+    import inspect
+    from mlbench.arguments import BenchmarkArguments
+    declared = [(n, p.default) for n, p in inspect.signature(mlbench.benchmark).parameters.items()
+                if n not in ("clock", "display_every")]
+    assert declared[1:] == [(f.name, f.default) for f in dataclasses.fields(BenchmarkArguments)][1:]
+    assert declared[0][0] == "model"  # required in the call, None in the record
+
+
+def test_plan_reads_arguments_as_a_typed_record():
+    """No `a["..."]` lookups in plan/ and the benchmark resolver: the record's fields."""
+    import re
+    for path in ("plan/train.py", "plan/checks.py", "bench/resolve.py"):
+        assert not re.findall(r'\ba\[["\']', open(os.path.join(PACKAGE, path)).read()), path
+    arguments = plan_lib.train_arguments({"model": "resnet_tiny", "data": "synthetic",
+                                          "global_batch_size": 8, "train_steps": 2},
+                                         train_defaults())
+    assert isinstance(arguments, TrainArguments) and arguments.train_steps == 2
+    with pytest.raises(TypeError, match="trian_steps"):
+        plan_lib.resolve({**train_defaults(), "trian_steps": 2})
+
+
 def test_import_graph_has_no_cycle():
     graph = module_imports()
     edges = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}

@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 from mlbench import machine, models, page
 from mlbench.bench import peak as bench_peak
 from mlbench.bench import stats
+from mlbench.arguments import BenchmarkArguments
 from mlbench.bench.resolve import resolve_benchmark
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
@@ -19,6 +20,7 @@ from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.distribute import cluster
 from mlbench.parts import build
 from mlbench.training import profile
+from mlbench.training.cadence import Cadence
 from mlbench.training.loop import Loop, LoopConfig
 
 TRAINING_FLOPS_FACTOR = 3  # forward + backward ≈ 3 × forward (Kaplan et al. 2020)
@@ -75,8 +77,9 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     """
     if cluster.server_role():  # a ps or worker task of a parameter-server cluster
         cluster.serve()
-    plan, settings = resolve_benchmark(
-        {k: v for k, v in locals().items() if k not in ("clock", "display_every")})
+    arguments = BenchmarkArguments(
+        **{k: v for k, v in locals().items() if k not in ("clock", "display_every")})
+    plan, settings = resolve_benchmark(arguments)
     log = print if verbose else None
     parts = build(plan)
     timer = StepTimer(num_warmup_batches, plan.distribution.global_batch_size, clock, log,
@@ -98,7 +101,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         result.breakdown = profile.summarize(traced)
     result.diagnosis = diagnosis_bench.findings(
         plan, parts.step, result, lambda **changes: benchmark(**dict(
-            arguments, diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose,
+            arguments.as_dict(), diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose,
         published_rates=None if plan.source.on_device else _published_rates(plan))
     if log:
         log(result.total_line())
@@ -112,10 +115,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
 def plan_benchmark(**given):
     """(RunPlan, page settings) that `benchmark(**given)` would run (`mlbench benchmark
     --dry_run`): every check, no model built, no step run."""
-    import inspect
-    defaults = {n: p.default for n, p in inspect.signature(benchmark).parameters.items()
-                if n not in ("clock", "display_every")}
-    return resolve_benchmark(dict(defaults, **given))
+    return resolve_benchmark(BenchmarkArguments(**given))
 
 
 def _published_rates(plan):
@@ -137,7 +137,7 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
     """Runs `num_steps` more steps, one per block, through the training Loop; with
     `trace_dir`, the second of them is profiled."""
     timer.reset()
-    config = LoopConfig(train_steps=parts.step.steps_run + num_steps, steps_per_loop=1,
+    config = LoopConfig(Cadence(parts.step.steps_run + num_steps, steps_per_loop=1),
                         global_batch_size=plan.distribution.global_batch_size, log=None,
                         trace_dir=trace_dir)
     Loop(config, parts.step, parts.train_inputs, None, None, timer).run()

@@ -20,32 +20,32 @@ def resolve_benchmark(arguments):
     The same resolvers as `resolve` (model, strategy, data, precision, input shape);
     the page's vocabulary adds `variable_update` → strategy and its default batch sizes.
     """
-    a = dict(arguments)
+    a = arguments
     checks.check_benchmark_scalars(a)
-    info = models.resolve(a["model"])
+    info = models.resolve(a.model)
     update, device = _page_update(info.name, a)
-    strategy = vu.strategy_for(update, a["num_devices"], device, a["all_reduce"])
-    checks.check_instance(info, strategy, a["precision"])
+    strategy = vu.strategy_for(update, a.num_devices, device, a.all_reduce)
+    checks.check_instance(info, strategy, a.precision)
     source = _benchmark_source(a, info)
-    size = a["batch_size"] or page.batch_size(info.name)
-    steps = 1 + a["num_runs"] * (a["num_warmup_batches"] + a["num_batches"])
+    size = a.batch_size or page.batch_size(info.name)
+    steps = 1 + a.num_runs * (a.num_warmup_batches + a.num_batches)
     plan = RunPlan(
-        mode="forward" if a["forward_only"] else "train",
-        model=resolvers.model_plan(info, _benchmark_model_options(info, a["data"], source),
+        mode="forward" if a.forward_only else "train",
+        model=resolvers.model_plan(info, _benchmark_model_options(info, a.data, source),
                                    source),
         source=source,
         distribution=resolvers.distribution(info, strategy,
                                             size * strategy.num_replicas_in_sync, 1),
-        numerics=resolvers.numerics(info, a["precision"], a["jit_compile"]),
+        numerics=resolvers.numerics(info, a.precision, a.jit_compile),
         cadence=Cadence(steps, steps_per_loop=1, eval_every=0, eval_offset=0,
                         checkpoint_every=0, target=None),
         directory=RunDirectory(None, resume=False, init_checkpoint=None,
-                               trace_dir=a["trace_dir"]),
+                               trace_dir=a.trace_dir),
         objective=Objective("sgd", optimizers.hyperparameters(
             "sgd", BENCHMARK_LEARNING_RATE, momentum=0.9), label_smoothing=0.0, loss=None,
             metrics=None),
-        seed=a["seed"], warmup=False, verbose=a["verbose"],
-        arguments={k: recordable(v) for k, v in dict(a, batch_size=size).items()})
+        seed=a.seed, warmup=False, verbose=a.verbose,
+        arguments={k: recordable(v) for k, v in dict(a.as_dict(), batch_size=size).items()})
     return plan, {"batch_size": size, "variable_update": update,
                   "local_parameter_device": device}
 
@@ -54,10 +54,10 @@ def _page_update(name, a):
     """(variable_update, local_parameter_device): the page's for the model unless given;
     'gpu' means the first accelerator, so without one it is the CPU."""
     default_update, default_device = page.variable_update(name)
-    update = a["variable_update"] or default_update
-    device = a["local_parameter_device"] or default_device
+    update = a.variable_update or default_update
+    device = a.local_parameter_device or default_device
     vu.validate(update, device)
-    strategies.devices(a["num_devices"])  # a clear error before any strategy exists
+    strategies.devices(a.num_devices)  # a clear error before any strategy exists
     gpus = tf.config.list_physical_devices("GPU")
     return update, device if device == "cpu" or gpus else "cpu"
 
@@ -65,16 +65,16 @@ def _page_update(name, a):
 def _benchmark_source(a, info):
     """'synthetic' (on-device tensors shaped like the model's input), 'real' (ImageNet
     TFRecords in `data_dir`, the page's word), or any data `train` takes."""
-    if a["data"] == "synthetic":
+    if a.data == "synthetic":
         if info.input_shape is None:
             raise ValueError(f"`model` ({info.name!r}) has no fixed input shape to shape "
                              "synthetic data from; register it with `input_shape=`, or "
                              "give `data`.")
-        classes = info.output_width or a["num_classes"]
+        classes = info.output_width or a.num_classes
         return data_lib.get("synthetic", model_info=info, num_classes=classes)
-    name = "imagenet" if a["data"] == "real" else a["data"]
-    return data_lib.get(name, data_dir=a["data_dir"], model_info=info,
-                        num_classes=a["num_classes"])
+    name = "imagenet" if a.data == "real" else a.data
+    return data_lib.get(name, data_dir=a.data_dir, model_info=info,
+                        num_classes=a.num_classes)
 
 
 def _benchmark_model_options(info, data, source):

@@ -89,14 +89,14 @@ def _resolved():
     when the settings say how and it is missing)."""
     config = settings()
     arguments = plan_lib.train_arguments({}, train_defaults())
-    if config["prepare_data"] and arguments["data_dir"]:
-        prepare_data(arguments["data_dir"], **config["prepare_data"])
+    if config["prepare_data"] and arguments.data_dir:
+        prepare_data(arguments.data_dir, **config["prepare_data"])
     return config, plan_lib.resolve(arguments)
 
 
 def _data_to_write(config, arguments):
     """The data_dir a run would fill with bundled data first, or None."""
-    data_dir = arguments["data_dir"]
+    data_dir = arguments.data_dir
     if config["prepare_data"] and data_dir and not _has_files(data_dir):
         return data_dir
     return None
@@ -138,8 +138,8 @@ def planned(gin_files, gin_bindings=()):
             plan = plan_lib.resolve(arguments)
         else:
             with tempfile.TemporaryDirectory(prefix="mlbench_dry_run_") as folder:
-                arguments["data_dir"] = os.path.join(folder, "data")
-                prepare_data(arguments["data_dir"], quiet=True, **config["prepare_data"])
+                arguments = dataclasses.replace(arguments, data_dir=os.path.join(folder, "data"))
+                prepare_data(arguments.data_dir, quiet=True, **config["prepare_data"])
                 plan = plan_lib.resolve(arguments)
         return config, plan, resolve_division(config, plan), to_write
 

@@ -15,31 +15,31 @@ from mlbench.training.checkpoints import latest_checkpoint
 
 
 def check_scalars(a):
-    missing = [k for k in ("model", "data", "global_batch_size") if a[k] is None]
+    missing = [k for k in ("model", "data", "global_batch_size") if getattr(a, k) is None]
     if missing:
         raise ValueError(f"train() needs {missing} (as arguments or gin bindings `train.*`).")
-    if not models.is_own(a["model"]):
-        models.info(a["model"])
-    data_lib.check_name(a["data"])
-    task_lib.check_metrics(a["loss"], a["metrics"])
-    callbacks_lib.check_callbacks(a["callbacks"])
-    if a["label_smoothing"] and not task_lib.classifies(a["loss"]):
-        raise ValueError(f"`label_smoothing` ({a['label_smoothing']!r}) is for the default "
-                         f"classification loss, not `loss` ({short(a['loss'])}).")
-    precision_lib.resolve_precision(a["precision"])
-    precision_lib.resolve_jit_compile(a["jit_compile"])
-    strategies.validate_strategy_name(a["strategy"], a["all_reduce"])
-    if a["optimizer"] not in optimizers.OPTIMIZERS:
-        raise ValueError(f"`optimizer` ({a['optimizer']!r}) must be one of "
+    if not models.is_own(a.model):
+        models.info(a.model)
+    data_lib.check_name(a.data)
+    task_lib.check_metrics(a.loss, a.metrics)
+    callbacks_lib.check_callbacks(a.callbacks)
+    if a.label_smoothing and not task_lib.classifies(a.loss):
+        raise ValueError(f"`label_smoothing` ({a.label_smoothing!r}) is for the default "
+                         f"classification loss, not `loss` ({short(a.loss)}).")
+    precision_lib.resolve_precision(a.precision)
+    precision_lib.resolve_jit_compile(a.jit_compile)
+    strategies.validate_strategy_name(a.strategy, a.all_reduce)
+    if a.optimizer not in optimizers.OPTIMIZERS:
+        raise ValueError(f"`optimizer` ({a.optimizer!r}) must be one of "
                          f"{list(optimizers.OPTIMIZERS)}.")
-    check_positive_int("gradient_accumulation_steps", a["gradient_accumulation_steps"])
-    check_positive_int("steps_per_loop", a["steps_per_loop"])
-    if not isinstance(a["checkpoint_every"], int) or a["checkpoint_every"] < 0:
-        raise ValueError(f"`checkpoint_every` ({a['checkpoint_every']!r}) must be an integer >= 0.")
+    check_positive_int("gradient_accumulation_steps", a.gradient_accumulation_steps)
+    check_positive_int("steps_per_loop", a.steps_per_loop)
+    if not isinstance(a.checkpoint_every, int) or a.checkpoint_every < 0:
+        raise ValueError(f"`checkpoint_every` ({a.checkpoint_every!r}) must be an integer >= 0.")
     _check_lengths(a)
     _check_cluster(a)
-    check_model_dir(a["model_dir"], a["resume"])
-    check_init_checkpoint(a["init_checkpoint"])
+    check_model_dir(a.model_dir, a.resume)
+    check_init_checkpoint(a.init_checkpoint)
 
 
 def check_init_checkpoint(path):
@@ -50,37 +50,38 @@ def check_init_checkpoint(path):
 
 
 def check_benchmark_scalars(a):
-    if not models.is_own(a["model"]):
-        models.info(a["model"])
-    if a["data"] not in ("synthetic", "real"):
-        data_lib.check_name(a["data"])
-    if a["data"] == "real" and not a["data_dir"]:
+    if not models.is_own(a.model):
+        models.info(a.model)
+    if a.data not in ("synthetic", "real"):
+        data_lib.check_name(a.data)
+    if a.data == "real" and not a.data_dir:
         raise ValueError("`data` 'real' needs `data_dir` (ImageNet-format TFRecords).")
-    if a["optimizer"] != "sgd":
-        raise ValueError(f"`optimizer` ({a['optimizer']!r}): benchmark mode uses 'sgd', "
+    if a.optimizer != "sgd":
+        raise ValueError(f"`optimizer` ({a.optimizer!r}): benchmark mode uses 'sgd', "
                          "as the page.")
     for name, low in (("num_batches", 1), ("num_runs", 1), ("num_warmup_batches", 0)):
-        if not isinstance(a[name], int) or isinstance(a[name], bool) or a[name] < low:
-            raise ValueError(f"`{name}` ({a[name]!r}) must be an integer >= {low}.")
-    if a["batch_size"] is not None:
-        check_positive_int("batch_size", a["batch_size"])
-    check_positive_int("num_devices", a["num_devices"])
-    precision_lib.resolve_precision(a["precision"])
-    precision_lib.resolve_jit_compile(a["jit_compile"])
-    strategies.validate_strategy_name("mirrored", a["all_reduce"])
+        value = getattr(a, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"`{name}` ({value!r}) must be an integer >= {low}.")
+    if a.batch_size is not None:
+        check_positive_int("batch_size", a.batch_size)
+    check_positive_int("num_devices", a.num_devices)
+    precision_lib.resolve_precision(a.precision)
+    precision_lib.resolve_jit_compile(a.jit_compile)
+    strategies.validate_strategy_name("mirrored", a.all_reduce)
 
 
 def _check_cluster(a):
     """ps tasks in TF_CONFIG need a strategy that uses them, and the reverse."""
     config = cluster.parse_tf_config()
-    uses_ps = a["strategy"] in ("auto", "parameter_server")
+    uses_ps = a.strategy in ("auto", "parameter_server")
     if cluster.has_ps(config):
         cluster.check_parameter_server_cluster(config)
     if cluster.has_ps(config) and not uses_ps:
-        raise ValueError(f"`strategy` ({a['strategy']!r}) cannot use the ps tasks in "
+        raise ValueError(f"`strategy` ({a.strategy!r}) cannot use the ps tasks in "
                          f"TF_CONFIG ({config['cluster']['ps']}); use 'parameter_server' "
                          "(or 'auto'), or launch without --num_ps.")
-    if cluster.has_ps(config) and a["warmup"]:
+    if cluster.has_ps(config) and a.warmup:
         raise ValueError("`warmup` (True) is not supported with parameter servers "
                          "(the warm-up runs on the chief's own devices).")
 
@@ -91,7 +92,7 @@ def check_positive_int(name, value):
 
 
 def _check_lengths(a):
-    steps, epochs = a["train_steps"], a["train_epochs"]
+    steps, epochs = a.train_steps, a.train_epochs
     if (steps is None) == (epochs is None):
         raise ValueError(f"Give exactly one of `train_steps` ({steps!r}) and "
                          f"`train_epochs` ({epochs!r}).")
@@ -99,9 +100,9 @@ def _check_lengths(a):
         check_positive_int("train_steps", steps)
     elif not epochs > 0:
         raise ValueError(f"`train_epochs` ({epochs!r}) must be > 0.")
-    if a["eval_every"] is not None and a["eval_every_epochs"] is not None:
-        raise ValueError(f"Give at most one of `eval_every` ({a['eval_every']!r}) and "
-                         f"`eval_every_epochs` ({a['eval_every_epochs']!r}).")
+    if a.eval_every is not None and a.eval_every_epochs is not None:
+        raise ValueError(f"Give at most one of `eval_every` ({a.eval_every!r}) and "
+                         f"`eval_every_epochs` ({a.eval_every_epochs!r}).")
 
 
 def check_model_dir(model_dir, resume=True):

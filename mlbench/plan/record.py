@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
 from mlbench.distribute import strategies
+from mlbench.training.cadence import Cadence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,18 +41,6 @@ class Numerics:
     """The resolved policy name ('float32', 'mixed_bfloat16', ...) and the XLA choice."""
     precision: str
     jit_compile: bool
-
-
-@dataclasses.dataclass(frozen=True)
-class Cadence:
-    """Lengths in optimizer steps (0 = never / only at the end), and the target."""
-    train_steps: int
-    steps_per_loop: int
-    eval_every: int
-    eval_offset: int
-    checkpoint_every: int
-    target: Optional[Dict[str, float]]
-    keep_best: Optional[Dict[str, str]] = None  # {metric: 'max' | 'min'}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,6 +4,7 @@ import math
 import gin
 
 from mlbench import data as data_lib
+from mlbench.arguments import TrainArguments
 from mlbench import models, optimizers, rundir
 from mlbench.distribute import strategies
 from mlbench.plan import checks, resolvers
@@ -29,7 +30,15 @@ def train_arguments(explicit, defaults):
     if unknown:
         raise ValueError(f"gin binding(s) {['train.' + n for n in unknown]} name no argument "
                          f"of `mlbench.train`; known: {sorted(defaults)}.")
-    return {**defaults, **bound, **explicit}
+    return TrainArguments(**{**defaults, **bound, **explicit})
+
+
+def as_train_arguments(arguments):
+    """A TrainArguments record from itself or from a mapping of all of its fields (a run
+    directory's recorded arguments, tests)."""
+    if isinstance(arguments, TrainArguments):
+        return arguments
+    return TrainArguments(**arguments)
 
 
 def resolve(arguments):
@@ -38,59 +47,59 @@ def resolve(arguments):
     Raises:
       ValueError: naming the argument and its value, before anything is built or written.
     """
-    a = dict(arguments)
+    a = as_train_arguments(arguments)
     checks.check_scalars(a)
-    info = models.resolve(a["model"])
-    strategy = strategies.get_strategy(a["strategy"], a["num_devices"], a["all_reduce"])
-    checks.check_batch(a["global_batch_size"], strategy.num_replicas_in_sync,
-                       a["gradient_accumulation_steps"])
-    checks.check_instance(info, strategy, a["precision"])
-    source = data_lib.get(a["data"], data_dir=a["data_dir"], model_info=info,
-                          eval_data=a["eval_data"], **(a["data_options"] or {}))
-    model = resolvers.model_plan(info, dict(a["model_options"] or {}), source)
-    checks.check_labels(info, source, a["loss"])
+    info = models.resolve(a.model)
+    strategy = strategies.get_strategy(a.strategy, a.num_devices, a.all_reduce)
+    checks.check_batch(a.global_batch_size, strategy.num_replicas_in_sync,
+                       a.gradient_accumulation_steps)
+    checks.check_instance(info, strategy, a.precision)
+    source = data_lib.get(a.data, data_dir=a.data_dir, model_info=info,
+                          eval_data=a.eval_data, **(a.data_options or {}))
+    model = resolvers.model_plan(info, dict(a.model_options or {}), source)
+    checks.check_labels(info, source, a.loss)
     steps, every, offset = _lengths(a, source)
-    checks.check_target(a["target"], source,
-                        task_lib.produced_metrics(info, a["loss"], a["metrics"]))
-    optimizer_hparams = _optimizer_hparams(a["optimizer"], a["learning_rate"],
-                                           a["optimizer_options"], steps)
+    checks.check_target(a.target, source,
+                        task_lib.produced_metrics(info, a.loss, a.metrics))
+    optimizer_hparams = _optimizer_hparams(a.optimizer, a.learning_rate,
+                                           a.optimizer_options, steps)
     optimizers.check_for_keras(optimizer_hparams, info.keras)
-    checks.check_keep_best(a["keep_best"], task_lib.produced_metrics(info, a["loss"],
-                                                                     a["metrics"]), source)
-    numerics = resolvers.numerics(info, a["precision"], a["jit_compile"])
+    checks.check_keep_best(a.keep_best, task_lib.produced_metrics(info, a.loss,
+                                                                     a.metrics), source)
+    numerics = resolvers.numerics(info, a.precision, a.jit_compile)
     return RunPlan(
         mode="train", model=model, source=source,
-        distribution=resolvers.distribution(info, strategy, a["global_batch_size"],
-                                            a["gradient_accumulation_steps"]),
+        distribution=resolvers.distribution(info, strategy, a.global_batch_size,
+                                            a.gradient_accumulation_steps),
         numerics=numerics,
-        cadence=Cadence(steps, a["steps_per_loop"], every, offset, a["checkpoint_every"],
-                        a["target"], a["keep_best"]),
-        directory=RunDirectory(a["model_dir"], a["resume"], a["init_checkpoint"],
-                               a["trace_dir"]),
-        objective=Objective(a["optimizer"], optimizer_hparams, a["label_smoothing"],
-                            a["loss"], a["metrics"]),
-        seed=a["seed"], warmup=a["warmup"], verbose=a["verbose"],
-        arguments=dict({k: recordable(v) for k, v in a.items() if k != "callbacks"},
-                       callbacks=[type(c).__name__ for c in a["callbacks"] or ()]),
+        cadence=Cadence(steps, a.steps_per_loop, every, offset, a.checkpoint_every,
+                        a.target, a.keep_best),
+        directory=RunDirectory(a.model_dir, a.resume, a.init_checkpoint,
+                               a.trace_dir),
+        objective=Objective(a.optimizer, optimizer_hparams, a.label_smoothing,
+                            a.loss, a.metrics),
+        seed=a.seed, warmup=a.warmup, verbose=a.verbose,
+        arguments=dict({k: recordable(v) for k, v in a.as_dict().items() if k != "callbacks"},
+                       callbacks=[type(c).__name__ for c in a.callbacks or ()]),
         rebuild=rundir.describe(a, info, model, numerics.precision))
 
 
 def _lengths(a, source):
     """Epochs → steps with the source's train-set size: (steps, eval_every, eval_offset)."""
-    needs_size = a["train_epochs"] is not None or a["eval_every_epochs"] is not None
+    needs_size = a.train_epochs is not None or a.eval_every_epochs is not None
     if needs_size and not source.num_train_examples:
-        given = (f"`train_epochs` ({a['train_epochs']!r})" if a["train_epochs"] is not None
-                 else f"`eval_every_epochs` ({a['eval_every_epochs']!r})")
+        given = (f"`train_epochs` ({a.train_epochs!r})" if a.train_epochs is not None
+                 else f"`eval_every_epochs` ({a.eval_every_epochs!r})")
         raise ValueError(f"{given} needs a known number of train examples; `data` "
-                         f"({short(a['data'])}) has an infinite or unknown cardinality: "
+                         f"({short(a.data)}) has an infinite or unknown cardinality: "
                          "give `train_steps` (and `eval_every`) instead.")
-    per_epoch = source.num_train_examples / a["global_batch_size"] if needs_size else None
-    steps = (a["train_steps"] if a["train_steps"] is not None
-             else max(1, math.ceil(a["train_epochs"] * per_epoch)))
-    every, offset = a["eval_every"] or 0, 0
-    if a["eval_every_epochs"] is not None:
-        every = max(1, round(a["eval_every_epochs"] * per_epoch))
-        offset = round(a["eval_offset_epochs"] * per_epoch)
+    per_epoch = source.num_train_examples / a.global_batch_size if needs_size else None
+    steps = (a.train_steps if a.train_steps is not None
+             else max(1, math.ceil(a.train_epochs * per_epoch)))
+    every, offset = a.eval_every or 0, 0
+    if a.eval_every_epochs is not None:
+        every = max(1, round(a.eval_every_epochs * per_epoch))
+        offset = round(a.eval_offset_epochs * per_epoch)
     if not source.has_eval:
         every = 0  # no eval set (synthetic data): no evals, not a failure at the end
     return steps, every, offset

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional
 import tensorflow as tf
 
 from mlbench.training import checkpoints
+from mlbench.training.cadence import Cadence
 from mlbench.training.callbacks import Callback, CallbackList
 from mlbench.training.interrupt import StopRequests
 from mlbench.training.profile import Profile
@@ -34,15 +35,10 @@ class DivergenceError(RuntimeError):
 
 @dataclasses.dataclass
 class LoopConfig:
-    """Cadence of one run (all counts in steps).
+    """One run of the loop: the plan's cadence and where its outputs go.
 
     Attributes:
-      train_steps: stop after this many steps in total (resumed steps count).
-      steps_per_loop: steps inside one `tf.function` call between host checks.
-      eval_every: evaluate every this many steps (0 = only at the end, if there is eval data).
-      eval_offset: evals happen at eval_offset + k·eval_every (MLPerf's eval offset).
-      target: {metric: value}; stop at the first eval where every metric ≥ value.
-      checkpoint_every: save every this many steps (0 = at evals and the end).
+      cadence: the run's length, eval, checkpoint and target (`training.cadence`).
       model_dir: where checkpoints and summaries go (None = nowhere).
       global_batch_size: examples in one optimizer step, over all replicas.
       log: receives messages (evals) (None = silent).
@@ -51,29 +47,13 @@ class LoopConfig:
         state; it runs before `on_run_start` so compile time stays out of the run.
       trace_dir: a TensorBoard profile of the second block of steps goes here.
     """
-    train_steps: int
-    steps_per_loop: int = 100
-    eval_every: int = 0
-    eval_offset: int = 0
-    target: Optional[Dict[str, float]] = None
-    checkpoint_every: int = 0
+    cadence: Cadence
     model_dir: Optional[str] = None
     global_batch_size: int = 1
     log: Optional[Callable[[str], None]] = print
     progress: Optional[object] = None
     warmup: Optional[Callable[[], None]] = None
     trace_dir: Optional[str] = None
-
-    def eval_due(self, step):
-        if not self.eval_every or step < self.eval_offset:
-            return False
-        return (step - self.eval_offset) % self.eval_every == 0
-
-    def next_eval(self, step):
-        """The first eval step after `step`."""
-        if step < self.eval_offset:
-            return self.eval_offset
-        return self.eval_offset + ((step - self.eval_offset) // self.eval_every + 1) * self.eval_every
 
 
 @dataclasses.dataclass
@@ -118,16 +98,6 @@ class Loop:
     def global_step(self):
         return self.step.global_step
 
-    def _next_boundary(self, step):
-        """The next step at which the host must stop: eval, checkpoint or the end."""
-        c = self.config
-        ends = [c.train_steps, step + c.steps_per_loop]
-        if c.eval_every and self.make_eval_dataset:
-            ends.append(c.next_eval(step))
-        if c.checkpoint_every:
-            ends.append((step // c.checkpoint_every + 1) * c.checkpoint_every)
-        return min(ends)
-
     def run(self):
         c, timing = self.config, _Timing()
         state = {"history": [], "metrics": {}, "reached": False, "ttq": None}
@@ -152,23 +122,23 @@ class Loop:
                            self.callbacks.stop_requested())
 
     def _train(self, state, timing, run_start, stop):
-        c = self.config
+        c, cadence = self.config, self.config.cadence
         step, block, saved = self.global_step, 0, None
-        while (step < c.train_steps and not state["reached"] and stop.signum is None
+        while (step < cadence.train_steps and not state["reached"] and stop.signum is None
                and not self.callbacks.stop_requested()):
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
             first = block == 0 and not c.warmup
-            n = 1 if first else self._next_boundary(step) - step
+            n = 1 if first else cadence.next_boundary(step, bool(self.make_eval_dataset)) - step
             with self._maybe_trace(block):
                 outcome = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
             record = self._record(step, outcome, timing, run_start, state["history"])
-            if self.make_eval_dataset and (c.eval_due(step) or step >= c.train_steps):
+            if self.make_eval_dataset and (cadence.eval_due(step) or step >= cadence.train_steps):
                 state["metrics"] = self._evaluate(step, record)
-                if target_met(state["metrics"], c.target):
+                if target_met(state["metrics"], cadence.target):
                     state["reached"], state["ttq"] = True, time.perf_counter() - run_start
-            if self.manager and (self._checkpoint_due(step) or state["reached"]):
+            if self.manager and (cadence.checkpoint_due(step) or state["reached"]):
                 self._save(step, loss)
                 saved = step
         stopped = stop.signum is not None or self.callbacks.stop_requested()
@@ -186,10 +156,6 @@ class Loop:
         wanted = self.config.trace_dir and block == (0 if self.config.warmup else 1)
         return Profile(self.config.trace_dir, self.config.log) if wanted else \
             contextlib.nullcontext()
-
-    def _checkpoint_due(self, step):
-        every = self.config.checkpoint_every or self.config.eval_every
-        return step >= self.config.train_steps or bool(every) and step % every == 0
 
     def _train_block(self, step, n, timing, first):
         self.callbacks.on_block_start(step, n)

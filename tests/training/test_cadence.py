@@ -3,6 +3,7 @@ evals and checkpoints happen, when a target stops the run (no model, no TensorFl
 import pytest
 import tensorflow as tf
 
+from mlbench.training.cadence import Cadence
 from mlbench.training.callbacks import Callback
 from mlbench.training.loop import DivergenceError, Loop, LoopConfig
 from mlbench.training.step import StepOutcome
@@ -57,22 +58,22 @@ def run(config, step=None, checkpoint=None):
 def test_blocks_end_at_evals_loop_boundaries_and_the_end():
     """Without warm-up the first block is one step (it carries the trace); then blocks end
     at whichever comes first: steps_per_loop, the next eval, the end."""
-    outcome, seen = run(LoopConfig(train_steps=10, steps_per_loop=3, eval_every=4, log=None))
+    outcome, seen = run(LoopConfig(Cadence(10, steps_per_loop=3, eval_every=4), log=None))
     assert seen.blocks == [(0, 1), (1, 3), (4, 3), (7, 1), (8, 2)]
     assert seen.evals == [4, 8, 10]  # every 4 steps, and at the end
     assert outcome.steps == 10 and [h["step"] for h in outcome.history] == [1, 4, 7, 8, 10]
 
 
 def test_eval_offset_shifts_the_evals():
-    _, seen = run(LoopConfig(train_steps=12, steps_per_loop=100, eval_every=5,
-                             eval_offset=2, log=None))
+    _, seen = run(LoopConfig(Cadence(12, steps_per_loop=100, eval_every=5, eval_offset=2),
+                             log=None))
     assert seen.evals == [2, 7, 12]
     assert seen.blocks == [(0, 1), (1, 1), (2, 5), (7, 5)]
 
 
 def test_a_target_stops_the_run_at_the_first_eval_meeting_it():
-    outcome, seen = run(LoopConfig(train_steps=100, steps_per_loop=10, eval_every=10,
-                                   target={"top1": 0.3}, log=None))
+    outcome, seen = run(LoopConfig(Cadence(100, steps_per_loop=10, eval_every=10,
+                                           target={"top1": 0.3}), log=None))
     assert seen.evals == [10, 20, 30] and outcome.steps == 30
     assert outcome.reached_target and outcome.final_metrics == {"top1": 0.3}
 
@@ -80,7 +81,7 @@ def test_a_target_stops_the_run_at_the_first_eval_meeting_it():
 def test_checkpoints_follow_checkpoint_every_and_the_end(tmp_path):
     step = FakeStep()
     checkpoint = tf.train.Checkpoint(counter=step.counter, weight=step.weight)
-    run(LoopConfig(train_steps=7, steps_per_loop=100, checkpoint_every=3,
+    run(LoopConfig(Cadence(7, steps_per_loop=100, checkpoint_every=3),
                    model_dir=str(tmp_path), log=None), step, checkpoint)
     saved = tf.train.get_checkpoint_state(str(tmp_path / "checkpoints"))
     names = [p.rsplit("/", 1)[1] for p in saved.all_model_checkpoint_paths]
@@ -89,5 +90,17 @@ def test_checkpoints_follow_checkpoint_every_and_the_end(tmp_path):
 
 def test_a_non_finite_loss_stops_the_run_at_that_block():
     with pytest.raises(DivergenceError) as caught:
-        run(LoopConfig(train_steps=20, steps_per_loop=5, log=None), FakeStep(nan_at=6))
+        run(LoopConfig(Cadence(20, steps_per_loop=5), log=None), FakeStep(nan_at=6))
     assert caught.value.step == 6  # blocks 0-1, 1-6: the second one's loss was NaN
+
+
+def test_the_cadence_answers_the_loops_questions():
+    """The plan's Cadence itself: next stop, eval and checkpoint steps (no loop at all)."""
+    cadence = Cadence(100, steps_per_loop=30, eval_every=25, eval_offset=10, checkpoint_every=40)
+    assert [cadence.eval_due(s) for s in (5, 10, 35, 36)] == [False, True, True, False]
+    assert cadence.next_eval(0) == 10 and cadence.next_eval(35) == 60
+    assert cadence.next_boundary(0, evaluates=True) == 10
+    assert cadence.next_boundary(0, evaluates=False) == 30  # no eval set: loops and saves
+    assert cadence.next_boundary(35, evaluates=False) == 40  # the checkpoint at 40
+    assert [cadence.checkpoint_due(s) for s in (40, 50, 100)] == [True, False, True]
+    assert Cadence(7, eval_every=3).checkpoint_due(6)  # no checkpoint_every: at evals
