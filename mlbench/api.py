@@ -38,12 +38,8 @@ def _run_train(explicit):
     gin_bindings = explicit.pop("gin_bindings", ())
     # an MLPerf file run as a plain training: its `mlperf.*` section is not train's to check
     with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
-        arguments = plan_lib.train_arguments(explicit, train_defaults())
-        cluster.configure(arguments.cluster)
-        if cluster.server_role():  # a ps or worker task of a parameter-server cluster
-            cluster.serve()  # serves until the launcher (or the scheduler) stops it
-        plan = plan_lib.resolve(arguments)
-        return run(plan, arguments.callbacks)
+        arguments = _arguments_of_this_task(explicit)
+        return run(plan_lib.resolve(arguments), arguments.callbacks)
 
 
 def plan_train(gin_files=(), gin_bindings=(), **explicit):
@@ -51,9 +47,18 @@ def plan_train(gin_files=(), gin_bindings=(), **explicit):
     every check of bad input, the data read for its size, the strategy made; no model
     built, nothing written, no step run."""
     with gin_config.scope(gin_files, gin_bindings, reads=("train",)):
-        arguments = plan_lib.train_arguments(dict(explicit), train_defaults())
-        cluster.configure(arguments.cluster)
-        return plan_lib.resolve(arguments)
+        return plan_lib.resolve(_arguments_of_this_task(dict(explicit)))
+
+
+def _arguments_of_this_task(explicit):
+    """The run's arguments (defaults, gin, then `explicit`), with the cluster configured;
+    a ps or worker task of a parameter-server cluster serves here instead (until the
+    launcher or the scheduler stops it): only the coordinator plans and runs."""
+    arguments = plan_lib.train_arguments(explicit, train_defaults())
+    cluster.configure(arguments.cluster)
+    if cluster.server_role():
+        cluster.serve()
+    return arguments
 
 
 @_keyword_entry_point(_run_train)

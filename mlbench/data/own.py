@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from mlbench.data.base import DataSource, finish_eval, finish_train, shard
+from mlbench.input_kind import kind_of
 from mlbench.reprs import short
 
 MAX_SHUFFLE_BUFFER = 100_000  # examples held for shuffling a large dataset of your own
@@ -81,7 +82,7 @@ def source(data, eval_data=None, name="your data"):
     features, label_spec = spec
     integer = label_spec.dtype.is_integer or label_spec.dtype.is_bool
     return OwnSource(
-        name=name, kind=_kind(features), input_shape=_shape(features),
+        name=name, kind=kind_of(_shape(features)), input_shape=_shape(features),
         num_classes=(labels[1] + 1) if integer and labels else 0,
         num_train_examples=n_train, num_eval_examples=n_eval, make_train=train,
         make_eval=make_eval, label_range=labels if integer else None, integer_labels=integer,
@@ -167,6 +168,3 @@ def _shape(features):
     return tuple(features.shape)
 
 
-def _kind(features):
-    shape = _shape(features)
-    return "image" if shape is not None and len(shape) == 3 else "vector"

@@ -15,6 +15,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from mlbench import keras3
+from mlbench.input_kind import kind_of
 from mlbench.models.registry import ModelInfo
 from mlbench.reprs import short
 
@@ -97,6 +98,3 @@ def ends_in_probabilities(model):
     return type(last).__name__ == "Softmax" or activation in ("softmax", "sigmoid")
 
 
-def kind_of(input_shape: Any):
-    """'image' for (H, W, C) inputs (adapted like the zoo's), else 'vector'."""
-    return "image" if input_shape is not None and len(input_shape) == 3 else "vector"

@@ -5,7 +5,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import gin
 
-KINDS = ("image", "vector", "bert")
+from mlbench.input_kind import kind_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +72,7 @@ def register(name, factory=None, *, input_shape=None, kind=None, source="registe
                                   gflops=gflops, replace=replace)
     _check_registration(name, factory, input_shape, kind)
     shape = tuple(input_shape) if input_shape is not None else None
-    kind = kind or ("image" if shape is not None and len(shape) == 3 else "vector")
+    kind = kind or kind_of(shape)
     _add(ModelInfo(name, _accepting(factory), shape, kind, source, gflops,
                    "published" if gflops else "graph", own=True), replace)
     return factory
