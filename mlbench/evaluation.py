@@ -11,7 +11,6 @@ Keras `compile`d model or an Orbit evaluator; mlbench's eval is its task's count
 over replicas, and its checkpoints hold mlbench's (model, optimizer) pair.
 """
 import dataclasses
-import json
 import os
 import time
 from typing import Dict, Optional
@@ -19,7 +18,7 @@ from typing import Dict, Optional
 import tensorflow as tf
 
 from mlbench import plan as plan_lib
-from mlbench import rundir
+from mlbench import result_files, rundir
 from mlbench.arguments import train_defaults
 from mlbench.files import write_json
 from mlbench.parts import build
@@ -102,14 +101,11 @@ def load(model_dir, checkpoint=None, model=None, data=None):
     path = checkpoint_path(model_dir, checkpoint)
     record, plan, parts = _rebuilt(model_dir, model, data)
     _restore(parts, path)
-    stored = os.path.join(model_dir, "result.json")
-    summary = {"status": "running", "steps": step_of(path), "final_metrics": {},
-               "reached_target": False, "time_to_quality_s": None,
-               "examples_per_second": None, "history": [], "config": record["arguments"],
-               "ran": {"precision": record["precision"]}, "model_dir": model_dir}
-    if os.path.exists(stored):
-        with open(stored) as f:
-            summary = json.load(f)
+    summary = result_files.read_if_present("train", model_dir) or {
+        "status": "running", "steps": step_of(path), "final_metrics": {},
+        "reached_target": False, "time_to_quality_s": None, "examples_per_second": None,
+        "history": [], "config": record["arguments"], "ran": {"precision": record["precision"]},
+        "model_dir": model_dir}
     return TrainResult.from_summary(summary, parts.model, parts.optimizer,
                                     loaded_from=model_dir, restored_from=path)
 
@@ -234,10 +230,9 @@ def _evaluate_once(parts, path, model_dir, data, writer):
 def _ended(model_dir):
     """The run's result.json says it ended, and it is this run's (written after the run
     started: a resumed run's old result.json is older than its run.json)."""
-    result = os.path.join(model_dir, "result.json")
+    result = result_files.path_of("train", model_dir)
     if not os.path.exists(result):
         return False
     if os.path.getmtime(result) < os.path.getmtime(os.path.join(model_dir, rundir.FILE)):
         return False
-    with open(result) as f:
-        return json.load(f).get("status") in ENDED
+    return result_files.read(result, "train")[2].get("status") in ENDED

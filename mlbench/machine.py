@@ -73,11 +73,12 @@ def environment():
     """The environment block of a report (the benchmarks page's layout) for this machine."""
     import tensorflow as tf
     build = tf.sysconfig.get_build_info()
+    cuda = f"{build.get('cuda_version', 'n/a')} / {build.get('cudnn_version', 'n/a')}"
     return {
         "machine": platform.node(), "cpu": cpu_model(), "cpu_cores": os.cpu_count(),
         "accelerator": accelerators(), "os": platform.platform(),
         "tensorflow": f"{tf.__version__} (git {tf.version.GIT_VERSION})",
         "mlbench_git": _git_hash(),
-        "cuda_cudnn (TF build)": f"{build.get('cuda_version', 'n/a')} / {build.get('cudnn_version', 'n/a')}",
+        "cuda_cudnn (TF build)": cuda,
         "date": datetime.date.today().isoformat(),
     }

@@ -2,8 +2,7 @@
 import dataclasses
 from typing import Any, Dict, List, Optional
 
-from mlbench import keras3
-from mlbench.files import write_json
+from mlbench import keras3, result_files
 
 
 @dataclasses.dataclass
@@ -102,6 +101,7 @@ class TrainResult:
         values = {k: v for k, v in summary.items() if k in names}
         return cls(model=model, optimizer=optimizer, **{**values, **changes})
 
-    def to_json(self, path):
-        """Writes `summary()` to `path` atomically (a kill mid-write keeps the old file)."""
-        write_json(path, self.summary())
+    def to_json(self, model_dir):
+        """Writes `summary()` as the run's result.json in `model_dir`, atomically (a kill
+        mid-write keeps the old file); returns its path."""
+        return result_files.write("train", model_dir, self.summary())

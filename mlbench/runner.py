@@ -5,7 +5,6 @@ The path every training run takes after `mlbench.plan.resolve` (`train`,
 what ran (read from the step after it ran) and write result.json.
 """
 import contextlib
-import json
 import logging
 import os
 import re
@@ -15,7 +14,7 @@ import tempfile
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench import rundir
+from mlbench import result_files, rundir
 from mlbench.machine import environment
 from mlbench.data.tfrecords import locate_corruption
 from mlbench.diagnosis import lines as diagnosis_lines
@@ -137,11 +136,9 @@ def _keep_best(plan, parts, model_dir):
 def stored_result(plan, parts):
     """The result.json of the run this one resumes (its steps = the checkpoint's), or None."""
     model_dir = plan.directory.model_dir
-    path = os.path.join(model_dir, "result.json") if model_dir else None
-    if not parts.resumed_from or not path or not os.path.exists(path):
+    stored = result_files.read_if_present("train", model_dir) if model_dir else None
+    if not parts.resumed_from or stored is None:
         return None
-    with open(path) as f:
-        stored = json.load(f)
     return stored if stored.get("steps") == parts.resumed_from_step else None
 
 
@@ -257,7 +254,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
     if model_dir:
         with disk_full_named(model_dir, "writing result.json",
                              lambda: latest_checkpoint(model_dir)):
-            result.to_json(os.path.join(model_dir, "result.json"))
+            result.to_json(model_dir)
     if plan.verbose and outcome.interrupted is None:
         print(format_summary(result))
     return result

@@ -8,6 +8,7 @@ import zipfile
 import pytest
 
 from conftest import REPO
+from harness import mlbench_here
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 COMMANDS = ("train", "benchmark", "mlperf", "project", "report", "compare", "data", "launch")
@@ -27,14 +28,14 @@ def test_top_level_help_lists_every_command():
 
 
 def test_each_command_has_its_own_help():
-    train = run_cli("train", "--help")
+    train = mlbench_here("train", "--help")
     assert train.returncode == 0
     for flag in ("--model", "--data", "--global_batch_size", "--train_steps", "--target",
                  "--precision", "--strategy", "--xla_compile", "--num_gpus", "--resume"):
         assert flag in train.stdout
     assert "--display_every" not in train.stdout  # benchmark's name: one meaning per name
     assert "--num_batches" not in train.stdout  # benchmark's flag, not train's
-    bench = run_cli("benchmark", "--help")
+    bench = mlbench_here("benchmark", "--help")
     assert bench.returncode == 0 and "--num_batches" in bench.stdout
     assert "--global_batch_size" not in bench.stdout
 
@@ -44,14 +45,14 @@ def test_each_command_has_its_own_help():
     ("launch", "124 --launch_timeout_s reached"), ("report", "exit codes: 0 ok, 1 failed, 2 "
                                                            "bad usage or bad input")])
 def test_each_command_lists_its_own_exit_codes(command, codes):
-    out = run_cli(command, "--help")
+    out = mlbench_here(command, "--help")
     assert out.returncode == 0 and codes in " ".join(out.stdout.split())
     if command not in ("train", "mlperf"):
         assert "target not reached" not in out.stdout or command == "launch"
 
 
 def test_a_flag_the_command_does_not_take_is_refused():
-    out = run_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--model_dir=x")
+    out = mlbench_here("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--model_dir=x")
     assert out.returncode == 2 and "--model_dir" in out.stderr
 
 
@@ -85,14 +86,15 @@ def test_explicit_flags_win_over_gin(tmp_path):
     out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--train_steps=3",
                   "--gin_bindings=train.train_epochs=None", "--gin_bindings=train.target=None",
                   "--eval_every=3", "--gin_bindings=train.eval_every_epochs=None",
-                  f"--model_dir={tmp_path / 'run'}")
+                       f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads((tmp_path / "run" / "result.json").read_text())["steps"] == 3
 
 
 def test_bad_binding_exits_2_and_names_it(tmp_path):
-    out = run_cli("train", "--gin_file=gin/cpu/mnist_cnn.gin", "--gin_bindings=train.modle='x'",
-                  f"--model_dir={tmp_path / 'run'}")
+    out = mlbench_here("train", "--gin_file=gin/cpu/mnist_cnn.gin",
+                       "--gin_bindings=train.modle='x'",
+                       f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 2
     assert "modle" in out.stderr
     assert not (tmp_path / "run").exists()
@@ -108,7 +110,7 @@ def test_data_imagenet_command_writes_readable_shards(tmp_path):
 
 
 def test_data_without_kind_is_refused(tmp_path):
-    out = run_cli("data", f"--output_dir={tmp_path}")
+    out = mlbench_here("data", f"--output_dir={tmp_path}")
     assert out.returncode == 2 and "imagenet" in out.stderr
 
 
@@ -144,11 +146,11 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
 
 
 def test_benchmark_command_bad_device_count_names_flag():
-    out = run_cli("benchmark", "--model=resnet_tiny", "--num_gpus=0")
+    out = mlbench_here("benchmark", "--model=resnet_tiny", "--num_gpus=0")
     assert out.returncode == 2 and "`num_devices` (--num_gpus) (0)" in out.stderr
     for flags, needle in ((["--project=1"], "`project` (1)"),
                           (["--project=8", "--project_platform=dgx9"], "`platform` ('dgx9')")):
-        refused = run_cli("benchmark", "--model=resnet_tiny", *flags)
+        refused = mlbench_here("benchmark", "--model=resnet_tiny", *flags)
         assert refused.returncode == 2 and needle in refused.stderr, refused.stderr[-800:]
 
 
@@ -156,7 +158,7 @@ def test_launch_reports_a_missed_target_as_such(tmp_path):
     out = run_cli("launch", "--num_workers=1", "--", "train", "--model=simple_cnn",
                   "--data=digits", "--global_batch_size=32", "--train_steps=2",
                   "--model_options=image_size=8", "--target=top1=1.01", "--noverbose",
-                  f"--model_dir={tmp_path / 'run'}")
+                       f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 3
     assert "did not reach its target" in out.stderr and "failed" not in out.stderr
 
@@ -314,11 +316,12 @@ def test_version_and_help_answer_without_tensorflow_and_debug_shows_the_tracebac
 def test_list_names_what_each_flag_takes():
     import mlbench
     from mlbench.projector import platforms
-    models, suites, names = (run_cli("list", what) for what in ("models", "suites", "platforms"))
+    models, suites, names = (mlbench_here("list", what)
+                             for what in ("models", "suites", "platforms"))
     assert models.stdout.split() == mlbench.models.list_models()
     assert {"dgx1_p100", "cpu_2core"} <= set(suites.stdout.split())
     assert [line.split("\t")[0] for line in names.stdout.splitlines()] == sorted(platforms.RECORDS)
-    assert run_cli("list", "nothing").returncode == 2
+    assert mlbench_here("list", "nothing").returncode == 2
 
 
 @pytest.mark.parametrize("command", ["train", "benchmark"])
@@ -333,7 +336,7 @@ def test_one_alias_table_serves_both_commands(command):
                 == getattr(parser.parse_args([command, f"--{alias}={value}"]), api)
                 == (int(value) if value.isdigit() else value))
     if command == "train":
-        out = run_cli("train", "--display_every=10")
+        out = mlbench_here("train", "--display_every=10")
         assert out.returncode == 2 and "--steps_per_loop" in out.stderr
 
 

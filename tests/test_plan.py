@@ -88,7 +88,8 @@ def test_package_graph_has_no_cycle():
         for dep in deps:
             if dep in graph and _package(dep) != _package(module):
                 edges.setdefault(_package(module), {}).setdefault(_package(dep), (module, dep))
-    _assert_acyclic({p: set(d) for p, d in edges.items()}, lambda a, b: "%s imports %s" % edges[a][b])
+    _assert_acyclic({p: set(d) for p, d in edges.items()},
+                    lambda a, b: "%s imports %s" % edges[a][b])
 
 
 def _assert_acyclic(edges, why):

@@ -101,7 +101,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         result.breakdown = profile.summarize(traced)
     result.diagnosis = diagnosis_bench.findings(
         plan, parts.step, result, lambda **changes: benchmark(**dict(
-            arguments.as_dict(), diagnose=False, verbose=False, trace_dir=None, **changes)), diagnose,
+            arguments.as_dict(), diagnose=False, verbose=False, trace_dir=None, **changes)),
+        diagnose,
         published_rates=None if plan.source.on_device else _published_rates(plan))
     if log:
         log(result.total_line())

@@ -1,8 +1,8 @@
 """Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
 import os
 
-from mlbench import page, reporting
-from mlbench.files import write_json, write_text
+from mlbench import page, reporting, result_files
+from mlbench.files import write_text
 
 
 
@@ -115,9 +115,9 @@ def write(output_dir, title, results, models, device_counts, data_kinds, setting
              zip(("markdown", "json", "png"), FILES)}
     write_text(paths["markdown"], markdown(title, results, models, device_counts, data_kinds,
                                            settings, reference, skipped))
-    write_json(paths["json"], {"title": title, "settings": settings, "skipped": list(skipped),
-                               "reference": reference,
-                               "results": [r.to_dict() for r in results]}, indent=1)
+    result_files.write("suite", output_dir, {
+        "title": title, "settings": settings, "skipped": list(skipped), "reference": reference,
+        "results": [r.to_dict() for r in results]}, indent=1)
     paths["html"], paths["html_figures"] = reporting.report(
         [output_dir], os.path.join(output_dir, "report.html"), title)
     try:

@@ -4,7 +4,8 @@ import os
 from mlbench.cli import help_text
 from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
                                 signature_flags)
-from mlbench.files import refuse_earlier_results, write_json
+from mlbench import result_files
+from mlbench.files import refuse_earlier_results
 from mlbench.projector import platforms  # plain records: no TensorFlow
 
 
@@ -54,7 +55,7 @@ def run_benchmark(args):
                             page.page_suite).table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        write_json(os.path.join(args.output_dir, "result.json"), result.to_dict(), indent=1)
+        result_files.write("benchmark", args.output_dir, result.to_dict(), indent=1)
     return EXIT_OK
 
 

@@ -12,7 +12,6 @@ line (it exits 0 even when it finds errors), then scores the package with the re
 summarizer's own `summarize_results`.
 """
 import dataclasses
-import json
 import os
 import platform
 import re
@@ -21,6 +20,7 @@ import subprocess
 import sys
 from typing import List, Optional
 
+from mlbench import result_files
 from mlbench.files import write_json, write_text
 from mlbench.mlperf import benchmarks
 
@@ -96,8 +96,7 @@ def write(run_set_dir, package_dir, submitter, system, gin_files, command):
     submitter's folder."""
     check_name("submitter", submitter)
     check_name("system", system)
-    with open(os.path.join(run_set_dir, "results.json")) as f:
-        run_set = json.load(f)
+    run_set = result_files.read(run_set_dir, "mlperf")[2]
     settings, runs = run_set["settings"], run_set["runs"]
     benchmark = settings["benchmark"]
     root = os.path.join(package_dir, submitter)
@@ -167,7 +166,9 @@ def summarized_score(package_root, ruleset):
         strong = result_summarizer.summarize_results(package_root, "training", ruleset)[0]
     except Exception:  # noqa: BLE001 — a refused package may not summarize at all
         return None
-    scores = [v for b in benchmarks.BENCHMARKS for v in strong.get(b, []) if v == v]
+    # the summarizer gives None (a package without a score) or NaN for runs it cannot score
+    scores = [v for b in benchmarks.BENCHMARKS for v in strong.get(b, [])
+              if v is not None and v == v]
     return float(scores[0]) if scores else None
 
 

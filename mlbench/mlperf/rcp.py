@@ -25,6 +25,7 @@ import tempfile
 
 from mlperf_logging.rcp_checker import rcp_checker
 
+from mlbench import result_files
 from mlbench.files import write_json
 
 
@@ -151,8 +152,7 @@ def closed_reference(benchmark, ruleset, batch_size):
 
 
 def read_run_set(run_set_dir):
-    with open(os.path.join(run_set_dir, "results.json")) as f:
-        return json.load(f)
+    return result_files.read(run_set_dir, "mlperf")[2]
 
 
 def from_run_set(run_set_dir, platform, when):

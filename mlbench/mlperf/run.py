@@ -13,10 +13,10 @@ from typing import Optional
 
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
-from mlbench import reporting
+from mlbench import reporting, result_files
 from mlbench.arguments import train_defaults
 from mlbench.distribute import cluster
-from mlbench.files import write_json, write_text
+from mlbench.files import write_text
 from mlbench.machine import environment
 from mlbench.mlperf import benchmarks, checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
@@ -282,7 +282,7 @@ def table(records, score):
 
 
 def _write(output_dir, config, division, precision, records, score, judgement):
-    write_json(os.path.join(output_dir, "results.json"),
+    result_files.write("mlperf", output_dir,
                {"settings": config, "division": division, "precision": precision,
                 "score": dataclasses.asdict(score), "environment": environment(),
                 "runs": [dataclasses.asdict(r) for r in records],

@@ -285,9 +285,8 @@ def _measurement(result):
     if isinstance(result, dict):
         data = result
     elif isinstance(result, str):
-        import json
-        with open(result) as f:
-            data = json.load(f)
+        from mlbench import result_files
+        data = result_files.read(result, "benchmark", argument="result")[2]
     else:
         data = result.to_dict()
     strategy = (data.get("ran") or {}).get("strategy")

@@ -1,11 +1,9 @@
 """What a run directory holds, read back: one `Source` per benchmark suite, single
 benchmark, train run or MLPerf run set."""
 import dataclasses
-import json
-import os
 from typing import Any, Dict, List
 
-KINDS = ("suite", "benchmark", "train", "mlperf")
+from mlbench import result_files
 
 
 @dataclasses.dataclass
@@ -28,33 +26,15 @@ class Source:
 
 def load(path):
     """A Source from a run directory (or the JSON file in it)."""
-    file = _result_file(path)
-    with open(file) as f:
-        data = json.load(f)
-    folder = os.path.dirname(file)
-    if isinstance(data.get("results"), list):
+    kind, folder, data = result_files.read(path)
+    if kind == "suite":
         return Source("suite", folder, data.get("title") or folder, data, data["results"])
-    if "images_per_sec" in data:
+    if kind == "benchmark":
         return Source("benchmark", folder, f"{data['model']} benchmark", data, [data])
-    if "final_metrics" in data:
+    if kind == "train":
         return Source("train", folder, f"{data.get('config', {}).get('model', 'train')} run",
                       data)
-    if "score" in data and "runs" in data:
-        return Source("mlperf", folder, f"MLPerf {data['settings'].get('benchmark')}", data)
-    raise ValueError(f"{file!r} is none of mlbench's results ({', '.join(KINDS)}): a "
-                     "suite's results.json, a benchmark's or train run's result.json, or "
-                     "an MLPerf run set's results.json.")
-
-
-def _result_file(path):
-    if os.path.isfile(path):
-        return path
-    for name in ("results.json", "result.json"):
-        candidate = os.path.join(path, name)
-        if os.path.isfile(candidate):
-            return candidate
-    raise ValueError(f"`path` ({path!r}) holds no results.json or result.json: give a "
-                     "directory a benchmark, suite, train or mlperf run wrote.")
+    return Source("mlperf", folder, f"MLPerf {data['settings'].get('benchmark')}", data)
 
 
 def load_all(paths):

@@ -9,6 +9,7 @@ import mlbench
 from mlbench.bench import bench, stats, suite
 from mlbench.distribute import variable_update as vu
 from mlbench.bench.timing import StepTimer
+from harness import ScriptedClock
 
 
 def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
@@ -26,22 +27,9 @@ def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
     assert across == {"mean": 12.0, "std": 2.0, "min": 10.0, "max": 14.0, "runs": 3}
 
 
-class FakeClock:
-    """Time that advances only by scripted step durations."""
-
-    def __init__(self, durations):
-        self.now, self.durations = 0.0, list(durations)
-
-    def __call__(self):
-        return self.now
-
-    def step(self):
-        self.now += self.durations.pop(0)
-
-
 def test_warmup_never_enters_the_statistics():
     warmup, timed = [100.0, 100.0, 100.0], [0.5, 0.25, 1.0, 0.5]
-    clock = FakeClock(warmup + timed)
+    clock = ScriptedClock(warmup + timed)
     timer = StepTimer(num_warmup=3, global_batch_size=10, clock=clock)
     for i in range(7):  # the loop's events for 7 one-step blocks
         timer.on_block_start(i, 1)

@@ -53,7 +53,8 @@ def test_bert_target_follows_the_ruleset():
 
 
 def test_unknown_benchmark_and_ruleset_are_named():
-    with pytest.raises(ValueError, match=r"`benchmark` \('gpt3'\) must be one of \['bert', 'resnet'\]"):
+    with pytest.raises(ValueError,
+                       match=r"`benchmark` \('gpt3'\) must be one of \['bert', 'resnet'\]"):
         benchmarks.get("gpt3")
     with pytest.raises(ValueError, match=r"`ruleset` \('0.6.0'\) has no closed resnet target"):
         benchmarks.get("resnet").target("0.6.0")

@@ -2,7 +2,6 @@
 import html.parser
 import json
 import os
-import random
 import shutil
 import struct
 import subprocess
@@ -12,10 +11,11 @@ import pytest
 
 import mlbench
 from mlbench.bench import suite
-from mlbench.projector import page
+from mlbench import page
 from mlbench.files import write_json
 from mlbench.reporting import compare, content, sources
 from conftest import REPO
+from harness import StepClock
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Offline and quiet: no background requests, every host unresolvable, a dead proxy.
@@ -23,21 +23,6 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync",
                   "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9")
-
-
-class StepClock:
-    """A clock for `benchmark(clock=...)`: each step (a start and a stop reading) lasts
-    `step_s` × (1 ± `jitter`), drawn from a seeded generator; no gap between steps."""
-
-    def __init__(self, step_s, jitter, seed):
-        self.step_s, self.jitter, self.random = step_s, jitter, random.Random(seed)
-        self.now, self.started = 0.0, False
-
-    def __call__(self):
-        if self.started:
-            self.now += self.step_s * (1 + self.random.uniform(-self.jitter, self.jitter))
-        self.started = not self.started
-        return self.now
 
 
 def timed_result(folder, step_s, seed):
@@ -187,9 +172,9 @@ def test_report_of_two_benchmarks_has_the_comparison_section(runs, tmp_path):
 
 def test_published_gpu_anchors_are_the_pages_one_gpu_rows():
     source = sources.Source("benchmark", "x", "x", {}, [])
-    [section] = content.published("s0", source, ["resnet50", "resnet_tiny"], page.page_suite)
+    [section] = content.published("s0", source, ["resnet50", "resnet_tiny"])
     assert section["columns"] == ["platform (1 GPU)", "ResNet-50"]
-    dgx1 = page.page_suite("dgx1_p100")[2][1]["resnet50"]
+    dgx1 = page.published("dgx1_p100").synthetic[1]["resnet50"]
     assert section["rows"][0][0] == "DGX-1 P100" and section["rows"][0][1]["value"] == dgx1
     assert "Published elsewhere" in section["note"]
 
@@ -198,3 +183,20 @@ def test_a_directory_without_results_is_refused_before_writing(tmp_path):
     with pytest.raises(ValueError, match="holds no results.json"):
         mlbench.report([str(tmp_path)], str(tmp_path / "out" / "r.html"))
     assert not (tmp_path / "out").exists()
+
+
+def test_result_files_have_one_owner_that_stamps_and_reads_them(tmp_path):
+    """Each kind is written stamped and read back as that kind; an older file without the
+    stamp is recognised by its fields; asking for another kind names what was found."""
+    from mlbench import result_files
+    path = result_files.write("mlperf", str(tmp_path), {"settings": {}, "score": {}, "runs": []})
+    assert path == str(tmp_path / "results.json")
+    assert result_files.read(str(tmp_path))[0] == "mlperf"
+    with pytest.raises(ValueError, match="holds a mlperf result, not benchmark"):
+        result_files.read(str(tmp_path), "benchmark")
+    older = tmp_path / "old"
+    older.mkdir()
+    (older / "result.json").write_text(json.dumps({"final_metrics": {}, "steps": 3}))
+    kind, folder, data = result_files.read(str(older))
+    assert (kind, folder, data["steps"]) == ("train", str(older), 3)
+    assert result_files.read_if_present("train", str(tmp_path / "none")) is None
