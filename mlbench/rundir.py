@@ -56,7 +56,7 @@ def _named(value):
     return False
 
 
-def describe(arguments, info, model_plan, precision):
+def rebuild_record(arguments, info, model_plan, precision):
     """The record of a resolved run (`plan.resolve` calls it; nothing is written)."""
     return {"model": dict(model_reference(arguments.model, info),
                           num_classes=model_plan.num_classes,

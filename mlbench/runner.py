@@ -116,7 +116,7 @@ def _run(plan, callbacks, progress):
     with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
-    ran = dict(plan.describe(), jit_compile=parts.step.jit_compile,
+    ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile,
                optimizer=plan.objective.optimizer_hparams)
     earlier = stored["history"] if stored is not None else []
     diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)

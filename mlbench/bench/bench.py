@@ -94,7 +94,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         _timed_steps(plan, parts, timer, num_warmup_batches + num_batches,
                      trace_dir=traced if i == 0 else None)
         runs.append(timer.run_stats())
-    ran = dict(plan.describe(), jit_compile=parts.step.jit_compile, forward_only=forward_only,
+    ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile, forward_only=forward_only,
                steps_run=parts.step.steps_run, num_warmup_batches=num_warmup_batches)
     result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
     if traced:

@@ -175,7 +175,7 @@ def worker_devices(strategy):
         return [None]
 
 
-def describe(strategy):
+def facts(strategy):
     """A short record of what ran: strategy class and replica count."""
     name = type(strategy).__name__
     # TF's class behind MultiWorkerMirroredStrategy is CollectiveAllReduceStrategy.

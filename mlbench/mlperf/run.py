@@ -144,7 +144,7 @@ def planned(gin_files, gin_bindings=()):
         return config, plan, resolve_division(config, plan), to_write
 
 
-def describe(config, plan, division, data_to_write=None):
+def dry_run_text(config, plan, division, data_to_write=None):
     """What `run_many` would run, and for a closed run how MLCommons' RCPs cover its
     batch size (`mlbench mlperf --dry_run`)."""
     split = plan.distribution
@@ -239,7 +239,7 @@ def submit(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf",
         bindings += submission.bindings()
     rcp.check_new_rcp_file(write_rcp, runs)
     if dry_run:
-        print(describe(*planned(gin_files, bindings)))
+        print(dry_run_text(*planned(gin_files, bindings)))
         return None
     records, score = run_many(gin_files, bindings, runs, seed, output_dir, verbose, rcp_path)
     outcome = Outcome(records, score, judgement(output_dir) if rcp_path else None)

@@ -140,7 +140,7 @@ def check_instance(info, strategy, precision):
                 "make_model()), so mlbench builds it under the strategy's scope and policy")
     if strategy.num_replicas_in_sync > 1 or strategies.is_parameter_server(strategy):
         raise ValueError(f"`model` (the built model {info.name!r}) was built on one "
-                         f"device; {strategies.describe(strategy)['strategy']} with "
+                         f"device; {strategies.facts(strategy)['strategy']} with "
                          f"{strategy.num_replicas_in_sync} replicas needs its variables made "
                          f"under its scope: {build_it}.")
     if precision != "auto" and precision_lib.resolve_precision(precision) != info.policy:

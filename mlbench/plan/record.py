@@ -110,8 +110,8 @@ class RunPlan:
             lines.append(f"optimizer: {self.objective.optimizer_hparams}")
         return lines
 
-    def describe(self):
+    def runs_with(self):
         """What ran, for results: precision, XLA, gradient accumulation, strategy, replicas."""
         return dict(precision=self.numerics.precision, jit_compile=self.numerics.jit_compile,
                     gradient_accumulation_steps=self.distribution.gradient_accumulation_steps,
-                    **strategies.describe(self.distribution.strategy))
+                    **strategies.facts(self.distribution.strategy))

@@ -81,7 +81,7 @@ def resolve(arguments):
         seed=a.seed, warmup=a.warmup, verbose=a.verbose,
         arguments=dict({k: recordable(v) for k, v in a.as_dict().items() if k != "callbacks"},
                        callbacks=[type(c).__name__ for c in a.callbacks or ()]),
-        rebuild=rundir.describe(a, info, model, numerics.precision))
+        rebuild=rundir.rebuild_record(a, info, model, numerics.precision))
 
 
 def _lengths(a, source):
