@@ -156,7 +156,9 @@ def test_tiny_bert_trains_on_pydoc_records(bert_records):
                            learning_rate=1e-3, precision="float32", verbose=False)
     losses = [h["loss"] for h in result.history]
     assert losses[-1] < losses[0] - 1.0
-    assert 0.0 < result.final_metrics["masked_lm_accuracy"] <= 1.0
+    # untrained, the masked-LM head scores about 1 / 50 on these records (0.0215 measured
+    # after one step); 60 steps reach about 0.056
+    assert result.final_metrics["masked_lm_accuracy"] > 0.035
 
 
 def test_bf16_bert_with_a_bf16_head_learns_like_float32(bert_records):
