@@ -18,7 +18,7 @@ import os
 import sys
 import traceback
 
-from mlbench.cli import benchmark, common, data, launch, listing, mlperf, project, results, train
+from mlbench.cli import benchmark, data, launch, listing, mlperf, project, results, train
 from mlbench.cli.common import (ALIASES, EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
                                 EXIT_TARGET, EXIT_USAGE, SIMPLE_EXIT_CODES, gin_flags,
                                 host_flags, import_flags)

@@ -19,7 +19,8 @@ class MLPerfBenchmark:
     closed_models: Tuple[str, ...]
     data_kind: str                   # what `mlperf.prepare_data` writes: MLPerf-format records
     proxy_models: Tuple[str, ...]    # small models whose runs take this benchmark's RCPs
-    large_batch_targets: Optional[Dict[str, Tuple[int, float]]] = None  # ruleset -> (from B, target)
+    # ruleset -> (global batch from which it applies, the relaxed target)
+    large_batch_targets: Optional[Dict[str, Tuple[int, float]]] = None
 
     def target(self, ruleset=None, global_batch_size=None):
         """The closed target under `ruleset` (default: the benchmark's), at `global_batch_size`

@@ -9,7 +9,7 @@ no memory kept; ResNet-50 takes ~5 s), so its input shape, and output width
 are known before the run builds anything for real — under
 the strategy's scope and the precision policy (`mlbench.parts.build`).
 """
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 import tensorflow as tf
 import tf_keras as keras
