@@ -29,15 +29,13 @@ def mlbench_cli(*arguments, cwd=REPO, timeout=1800):
 
 @pytest.fixture(scope="module")
 def resnet_package(tmp_path_factory, digit_records):
-    """5 CPU-scale ResNet runs (the count MLCommons requires), packaged by `mlbench mlperf`
-    and judged against the shipped RCP. The open division's target is lowered to top-1 0.6
-    (the config's is 0.90) so the five runs take a fraction of the time: the package, its
-    logs and the checker's verdict do not depend on where the target sits."""
+    """5 CPU-scale ResNet runs (the count MLCommons requires), packaged by `mlbench mlperf`:
+    the shipped RCP's first five seeds, so on a machine like the one that measured it (and in
+    its precision) they repeat five of its runs exactly; elsewhere they are a fresh draw."""
     root = tmp_path_factory.mktemp("package")
     out = mlbench_cli("mlperf", "--gin_file=mlperf/cpu/resnet_digits.gin", "--runs=5",
                       "--seed=100",
                       f"--gin_bindings=train.data_dir = '{digit_records}'",
-                      "--gin_bindings=train.target = {'top1': 0.6}",
                       f"--output_dir={root / 'runs'}", f"--package_dir={root / 'pkg'}",
                       "--submitter=mlbench_ci", "--system=cpu_2core", f"--rcp={SHIPPED_RCPS}")
     return root, out
