@@ -26,45 +26,55 @@ def _dict_after(line, prefix=""):
     raise AssertionError(f"no dict in {line!r}")
 
 
+def _line(lines, pattern):
+    """The one printed line matching `pattern` (mlbench's own progress lines around it)."""
+    found = [m for m in (re.match(pattern, line) for line in lines) if m]
+    assert len(found) == 1, (pattern, lines[-20:])
+    return found[0]
+
+
 def check_benchmark_like_the_page(lines, _):
-    runs = [re.search(r"images/sec: ([\d.]+) \+/- .* total images/sec: ([\d.]+)", line)
-            for line in lines if "total images/sec" in line]
-    assert len(runs) == 2  # num_runs=2
-    totals = [float(m.group(2)) for m in runs]
-    summary = _dict_after(lines[-1])
+    runs = [re.match(r"images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\) total images/sec: "
+                     r"([\d.]+)$", line) for line in lines]
+    totals = [float(m.group(1)) for m in runs if m]
+    assert len(totals) == 2  # num_runs=2
+    summary = _dict_after(_line(lines, r"\{'mean'").string)
     assert summary["runs"] == 2
     assert summary["mean"] == pytest.approx(statistics.fmean(totals), abs=0.01)
     assert summary["min"] == pytest.approx(min(totals), abs=0.01)
 
 
 def check_keras3_with_callbacks(lines, cwd):
-    status, steps = lines[0].split()[:2]
-    history = _dict_after(lines[1])
-    assert len(history["val_accuracy"]) == 3 if status == "finished" else 1 <= len(
-        history["val_accuracy"]) < 3
-    best = float(lines[2].rsplit(":", 1)[1])
+    status = _line(lines, r"(finished|stopped) (\d+) \{").group(1)
+    history = _dict_after(_line(lines, r"\{'loss'").string)
+    epochs = len(history["val_accuracy"])
+    assert epochs == 3 if status == "finished" else 1 <= epochs < 3
+    best = float(_line(lines, r"best saved model, eval accuracy: ([\d.]+)$").group(1))
     assert os.path.exists(os.path.join(cwd, "runs", "keras3_best.keras"))
-    assert best == pytest.approx(max(history["val_accuracy"]), abs=0.01) and best > 0.8
+    # ModelCheckpoint kept the epoch with the best val_accuracy: the loaded model scores it
+    assert best == pytest.approx(max(history["val_accuracy"]), abs=0.001) and best > 0.8
 
 
 def check_mlperf_cpu_runs(lines, _):
-    seed, status, minutes, passed, log = lines[0].split()
-    assert (seed, passed) == ("0", "True") and os.path.exists(log)
-    assert status in ("success", "aborted") and (minutes == "None") == (status != "success")
-    assert lines[-1].startswith("score:")
+    run = _line(lines, r"0 (success|aborted) (\S+) (True|False) (\S+mlperf\.log)$")
+    status, minutes, passed, log = run.groups()
+    assert passed == "True" and os.path.exists(log)  # the compliance checker accepted it
+    assert (minutes == "None") == (status != "success")
+    _line(lines, r"score: ")
 
 
 def check_train_in_notebook(lines, _):
-    reached, time_to_quality, rate = lines[0].split()
+    reached, time_to_quality, rate = _line(lines, r"(True|False) ([\d.]+|None) ([\d.]+)$").groups()
     assert reached == "True" and float(time_to_quality) > 0 and float(rate) > 0
     assert 0.1 < _dict_after(lines[-1])["top1"] <= 1.0
 
 
 def check_your_own_model(lines, _):
-    assert lines[0].startswith("True {")
-    assert _dict_after(lines[0], "True ")["accuracy"] >= 0.8  # the example's tiny target
-    assert "mean_absolute_error" in _dict_after(lines[1])
-    assert _dict_after(lines[2])["mean"] > 0
+    reached = _line(lines, r"(True|False) \{'accuracy'")
+    assert reached.group(1) == "True"
+    assert _dict_after(reached.string, "True ")["accuracy"] >= 0.8  # the example's tiny target
+    assert "mean_absolute_error" in _dict_after(_line(lines, r"\{'mean_absolute_error'").string)
+    assert _dict_after(_line(lines, r"\{'mean'").string)["mean"] > 0
 
 
 CHECKS = {name: globals()["check_" + name[:-3]] for name in EXAMPLES}
