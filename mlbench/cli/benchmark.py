@@ -2,9 +2,9 @@
 import os
 
 from mlbench.cli import help_text
-from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
-                                signature_flags)
 from mlbench import result_files
+from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
+                                print_dry_run, signature_flags)
 from mlbench.files import refuse_earlier_results
 from mlbench.projector import platforms  # plain records: no TensorFlow
 
@@ -46,8 +46,7 @@ def run_benchmark(args):
     if args.dry_run:
         from mlbench.bench.bench import plan_benchmark
         plan, _ = plan_benchmark(**given)
-        print("\n".join(["dry run: nothing ran, nothing was written", *plan.summary()]))
-        return EXIT_OK
+        return print_dry_run(plan.summary())
     result = benchmark(**given)
     if args.project:
         from mlbench.projector import attach, page
@@ -63,10 +62,8 @@ def suite_dry_run(args):
     """A suite's file read, its models and (for real data) its data checked."""
     from mlbench.bench import suite
     cells = suite.planned_cells(args.suite, data_dir=args.data_dir)
-    print("\n".join([f"dry run of suite {args.suite}: nothing ran, nothing was written"]
-                    + [f"{c['model']} on {c['devices']} device(s), {c['data']} data"
-                       for c in cells]))
-    return EXIT_OK
+    return print_dry_run([f"{c['model']} on {c['devices']} device(s), {c['data']} data"
+                          for c in cells], f" of suite {args.suite}")
 
 
 def run_suite(args):

@@ -84,6 +84,12 @@ def signature_flags(parser, function, help_texts, skip=()):
                                 help=text + default)
 
 
+def print_dry_run(lines, what=""):
+    """What `--dry_run` prints: that nothing ran, then what would have."""
+    print("\n".join([f"dry run{what}: nothing ran, nothing was written", *lines]))
+    return EXIT_OK
+
+
 def given_arguments(args, function):
     """The flags given on the command line, as `function`'s keyword arguments (the
     others keep the signature's defaults: no default is written twice)."""

@@ -3,7 +3,8 @@ import argparse
 import os
 
 from mlbench.cli import help_text
-from mlbench.cli.common import EXIT_OK, EXIT_TARGET, add_boolean, signature_flags
+from mlbench.cli.common import (EXIT_OK, EXIT_TARGET, add_boolean, print_dry_run,
+                                signature_flags)
 from mlbench.cli.values import literal
 
 
@@ -39,8 +40,7 @@ def run_train(args):
     if args.dry_run:
         from mlbench.api import plan_train
         plan = plan_train(args.gin_file, args.gin_bindings, **given)
-        print("\n".join(["dry run: nothing ran, nothing was written", *plan.summary()]))
-        return EXIT_OK
+        return print_dry_run(plan.summary())
     result = mlbench.train(gin_files=args.gin_file, gin_bindings=args.gin_bindings, **given)
     if args.export_dir:
         result.export(args.export_dir)
