@@ -1,6 +1,6 @@
 """mlbench: tf_cnn_benchmarks-style throughput and MLPerf-style time-to-quality runs.
 
-Public surface: `train`, `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
+Public surface: `train`, `fit` (`model.fit`'s signature), `benchmark`, `report`, `compare`, `models`, `data`, `TrainResult`,
 `BenchmarkResult`, `RunInterrupted`, `Callback`, `project`; after a run, `load`, `evaluate`,
 `export`.
 Benchmark mode's parts live in the subpackage `mlbench.bench`.
@@ -24,6 +24,7 @@ if "tensorflow" not in sys.modules:
 from mlbench.version import __version__
 
 _PUBLIC = {"train": ("mlbench.api", "train"),
+           "fit": ("mlbench.keras_fit", "fit"),
            "benchmark": ("mlbench.bench.bench", "benchmark"),
            "TrainResult": ("mlbench.results", "TrainResult"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
@@ -58,6 +59,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench.bench.bench import benchmark  # noqa: F401
     from mlbench.bench.result import BenchmarkResult  # noqa: F401
     from mlbench.evaluation import evaluate, export, load  # noqa: F401
+    from mlbench.keras_fit import fit  # noqa: F401
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
     from mlbench.results import TrainResult  # noqa: F401

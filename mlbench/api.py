@@ -69,10 +69,11 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
           strategy: Any = "auto", num_devices: Optional[int] = None, all_reduce: str = "auto",
           cluster: str = "tf_config",
           train_steps: Optional[int] = None, train_epochs: Optional[float] = None,
+          steps_per_epoch: Optional[int] = None,
           eval_every: Optional[int] = None, eval_every_epochs: Optional[float] = None,
           steps_per_loop: int = 100, target: Optional[Dict[str, float]] = None,
           model_dir: Optional[str] = None, resume: bool = True, seed: int = 0,
-          optimizer: str = "sgd", learning_rate: float = 0.1,
+          optimizer: Any = None, learning_rate: Optional[float] = None,
           optimizer_options: Optional[Dict[str, Any]] = None,
           model_options: Optional[Dict[str, Any]] = None, data_dir: Optional[str] = None,
           data_options: Optional[Dict[str, Any]] = None, label_smoothing: float = 0.0,
@@ -113,6 +114,9 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         SlurmClusterResolver). With ps tasks, ps and worker processes serve and the chief
         trains with parameter servers.
       train_steps / train_epochs: length of the run (give exactly one).
+      steps_per_epoch: optimizer steps in one epoch (default: train examples / global
+        batch, rounded): what `train_epochs` and `eval_every_epochs` count, and where
+        Keras callbacks' epochs end in a run counted in epochs.
       eval_every / eval_every_epochs: eval cadence in steps or epochs (default: at the end).
         Data without an eval set (synthetic) is never evaluated.
       steps_per_loop: steps per host round trip (the loss is checked for NaN/Inf once per loop).

@@ -26,6 +26,7 @@ class TrainArguments:
     cluster: str = "tf_config"
     train_steps: Optional[int] = None
     train_epochs: Optional[float] = None
+    steps_per_epoch: Optional[int] = None
     eval_every: Optional[int] = None
     eval_every_epochs: Optional[float] = None
     steps_per_loop: int = 100
@@ -33,8 +34,8 @@ class TrainArguments:
     model_dir: Optional[str] = None
     resume: bool = True
     seed: int = 0
-    optimizer: str = "sgd"
-    learning_rate: float = 0.1
+    optimizer: Any = None
+    learning_rate: Optional[float] = None
     optimizer_options: Optional[Dict[str, Any]] = None
     model_options: Optional[Dict[str, Any]] = None
     data_dir: Optional[str] = None

@@ -81,15 +81,32 @@ def _task(plan, model):
         objective = plan.objective
         return task_lib.for_model(plan.model.info, plan.model.num_classes,
                                   objective.label_smoothing, objective.loss, objective.metrics,
-                                  own.ends_in_probabilities(model))
+                                  own.ends_in_probabilities(model),
+                                  objective.weighted_metrics, _label_and_output_specs(plan,
+                                                                                      model))
+
+
+def _label_and_output_specs(plan, model):
+    """Batched specs of your own data's labels and the model's output (Keras resolves
+    'accuracy' from them); None for data without an element spec."""
+    spec = getattr(plan.source, "train_element_spec", None)
+    if spec is None or not plan.model.info.own:
+        return None
+    label = spec[1]
+    batched = tf.TensorSpec((None,) + tuple(label.shape), label.dtype)
+    return batched, own.output_spec(model, own.example_batch(plan.model.input_shape, spec[0]))
 
 
 def _build_model(plan):
     info, options, classes = plan.model.info, plan.model.options, plan.model.num_classes
     if not info.own:
         return models.get(plan.model.name, num_classes=classes, **options)
-    model = info.factory(num_classes=classes, **options)
-    return own.check_model(model, f"`model` ({plan.model.name!r}) returned a value that")
+    model = own.check_model(info.factory(num_classes=classes, **options),
+                            f"`model` ({plan.model.name!r}) returned a value that")
+    spec = getattr(plan.source, "train_element_spec", None)
+    if spec is not None:  # a subclassed model is built on the data's spec, as fit builds it
+        own.ensure_built(model, own.example_batch(plan.model.input_shape, spec[0]))
+    return model
 
 
 def _model_and_optimizer(plan):
@@ -97,14 +114,22 @@ def _model_and_optimizer(plan):
     with plan.distribution.strategy.scope():
         with precision_lib.policy_scope(precision):
             model = _build_model(plan)
-        optimizer = optimizers.from_hyperparameters(plan.objective.optimizer_hparams,
-                                                    keras3.generation(model))
+        optimizer = _optimizer(plan.objective, model)
         optimizer = precision_lib.wrap_optimizer(optimizer, precision)
         if keras3.is_optimizer(optimizer):
             # Keras 3 makes its slots (and loss scale) in `build`: here, under the
             # strategy's scope, not on the first step inside the compiled function
             optimizer.build(model.trainable_variables)
     return model, optimizer
+
+
+def _optimizer(objective, model):
+    """A fresh optimizer: the Keras one compile() or the caller gave (same class and
+    config), else mlbench's named one of the model's generation."""
+    if objective.keras_optimizer is not None:
+        return objective.keras_optimizer.build()
+    return optimizers.from_hyperparameters(objective.optimizer_hparams,
+                                           keras3.generation(model))
 
 
 def _restore(checkpoint, plan):

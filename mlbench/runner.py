@@ -230,6 +230,7 @@ def configured_info(plan):
     return dict(global_batch_size=plan.distribution.global_batch_size,
                 gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
                 train_steps=plan.cadence.train_steps, eval_every=plan.cadence.eval_every,
+                epoch_steps=plan.cadence.epoch_steps,
                 num_train_examples=plan.source.num_train_examples,
                 num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
                 optimizer=plan.objective.optimizer_hparams, model=plan.model.name,

@@ -16,7 +16,7 @@ from mlbench.distribute import strategies
 from conftest import REPO, host_op_model
 
 PACKAGE = os.path.join(REPO, "mlbench")
-ENTRY_POINTS = {"mlbench", "mlbench.api", "mlbench.cli", "mlbench.__main__", "mlbench.launch",
+ENTRY_POINTS = {"mlbench", "mlbench.api", "mlbench.keras_fit", "mlbench.cli", "mlbench.__main__", "mlbench.launch",
                 "mlbench.mlperf.run", "mlbench.bench.bench", "mlbench.bench.suite"}
 
 

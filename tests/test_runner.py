@@ -46,7 +46,7 @@ def test_a_higher_target_reopens_a_run_that_met_the_old_one(plan):
 def test_callbacks_are_told_the_plans_figures(plan):
     info = runner.configured_info(plan)
     assert info == dict(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
-                        eval_every=plan.cadence.eval_every,
+                        eval_every=plan.cadence.eval_every, epoch_steps=0,
                         num_train_examples=192, num_eval_examples=64, seed=0,
                         optimizer=plan.objective.optimizer_hparams, model="mlp",
                         target={"top1": 0.9}, label_smoothing=0.0)

@@ -57,6 +57,8 @@ TRAIN = {
                   "or reduction_to_one_device.",
     "train_steps": "length of the run in steps (give this or --train_epochs).",
     "train_epochs": "length of the run in epochs (give this or --train_steps).",
+    "steps_per_epoch": "steps in one epoch (default: train examples / global batch); "
+                       "what --train_epochs and --eval_every_epochs count.",
     "eval_every": "evaluate every N steps (default: once, at the end); data without an "
                   "eval set (synthetic) is never evaluated.",
     "eval_every_epochs": "evaluate every X epochs (default: once, at the end).",

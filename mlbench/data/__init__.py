@@ -80,7 +80,7 @@ def get(name, data_dir=None, model_info=None, num_classes=None, eval_data=None, 
     if isinstance(name, DataSource):
         return name
     if own.is_own(name):
-        return own.source(name, eval_data)
+        return own.source(name, eval_data, **kwargs)
     if name in _REGISTERED:
         value = _REGISTERED[name](**kwargs)
         return value if isinstance(value, DataSource) else own.source(value, eval_data, name)

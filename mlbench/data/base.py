@@ -67,8 +67,10 @@ def tuned_options(private_threadpool_size=0):
 
 
 def finish_train(dataset, per_replica_batch, seed, skip_batches, shuffle_buffer):
-    """Shuffle → repeat → batch → skip (resume) → prefetch, reproducibly for `seed`."""
-    dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    """Shuffle → repeat → batch → skip (resume) → prefetch, reproducibly for `seed`;
+    `shuffle_buffer` 0 keeps the order given (a user's own dataset, as `fit` keeps it)."""
+    if shuffle_buffer:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat().batch(per_replica_batch, drop_remainder=True)
     if skip_batches:
         dataset = dataset.skip(skip_batches)

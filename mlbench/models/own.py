@@ -15,6 +15,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from mlbench import keras3
+from mlbench.models.compiled import compile_args
 from mlbench.input_kind import kind_of
 from mlbench.models.registry import ModelInfo
 from mlbench.reprs import short
@@ -64,7 +65,7 @@ def _info(name, factory, built, instance):
                      kind=kind_of(input_shape_of(built)), source=SOURCE, own=True,
                      instance=built if instance else None,
                      output_width=output_width_of(built), policy=built.dtype_policy.name,
-                     keras=keras3.generation(built))
+                     keras=keras3.generation(built), compiled=compile_args(built))
 
 
 def input_shape_of(model) -> Optional[Tuple[int, ...]]:
@@ -77,6 +78,38 @@ def input_shape_of(model) -> Optional[Tuple[int, ...]]:
     if not isinstance(shape, tuple) or any(d is None for d in shape[1:]):
         return None
     return tuple(shape[1:])
+
+
+def example_batch(input_shape, feature_spec):
+    """One example of zeros shaped as the model's input (`input_shape` for a single
+    tensor, else the data's per-example `feature_spec`; unknown sizes become 1), with a
+    batch dimension of 1."""
+    def zeros(spec, shape=None):
+        dims = [d if d is not None else 1 for d in (shape or spec.shape)]
+        return tf.zeros([1] + dims, spec.dtype)
+    if isinstance(feature_spec, tf.TensorSpec) and input_shape is not None:
+        return zeros(feature_spec, tuple(input_shape))
+    return tf.nest.map_structure(zeros, feature_spec)
+
+
+def ensure_built(model, batch):
+    """Builds a model that has no weights yet (a subclassed model, as users write them)
+    by calling it on `batch`, as `fit` builds it on the first batch; the optimizer can
+    then be built for its variables."""
+    if not model.built or not model.weights:
+        model(batch, training=False)
+
+
+def output_spec(model, batch):
+    """The batched TensorSpec of the model's (single) output."""
+    try:
+        shape = model.output_shape
+    except (AttributeError, ValueError):
+        shape = None
+    if isinstance(shape, tuple) and all(isinstance(d, (int, type(None))) for d in shape):
+        return tf.TensorSpec(shape, tf.float32)
+    outputs = model(batch, training=False)
+    return tf.TensorSpec((None,) + tuple(outputs.shape[1:]), tf.float32)
 
 
 def output_width_of(model) -> Optional[int]:

@@ -28,6 +28,8 @@ class ModelInfo:
       policy: the dtype policy an instance was built under.
       keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.keras3`): its
         optimizer, dtype policy and loss scaling are that generation's.
+      compiled: what the model's compile() set (`mlbench.models.compiled.CompileArgs`),
+        or None for a model never compiled.
     """
     name: str
     factory: Callable
@@ -41,6 +43,7 @@ class ModelInfo:
     output_width: Optional[int] = None
     policy: Optional[str] = None
     keras: str = "tf_keras"
+    compiled: Any = None
 
 
 _REGISTRY = {}

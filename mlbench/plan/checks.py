@@ -29,9 +29,6 @@ def check_scalars(a):
     precision_lib.resolve_precision(a.precision)
     precision_lib.resolve_jit_compile(a.jit_compile)
     strategies.validate_strategy_name(a.strategy, a.all_reduce)
-    if a.optimizer not in optimizers.OPTIMIZERS:
-        raise ValueError(f"`optimizer` ({a.optimizer!r}) must be one of "
-                         f"{list(optimizers.OPTIMIZERS)}.")
     check_positive_int("gradient_accumulation_steps", a.gradient_accumulation_steps)
     check_positive_int("steps_per_loop", a.steps_per_loop)
     if not isinstance(a.checkpoint_every, int) or a.checkpoint_every < 0:
@@ -93,6 +90,8 @@ def check_positive_int(name, value):
 
 def _check_lengths(a):
     steps, epochs = a.train_steps, a.train_epochs
+    if a.steps_per_epoch is not None:
+        check_positive_int("steps_per_epoch", a.steps_per_epoch)
     if (steps is None) == (epochs is None):
         raise ValueError(f"Give exactly one of `train_steps` ({steps!r}) and "
                          f"`train_epochs` ({epochs!r}).")
@@ -164,6 +163,10 @@ def check_keep_best(keep_best, produced, source):
     if not source.has_eval:
         raise ValueError(f"`keep_best` ({keep_best!r}) needs an eval set; data "
                          f"{source.name!r} has none.")
+
+
+def check_monitors(callbacks, produced, source):
+    callbacks_lib.check_monitors(callbacks, produced, source.has_eval)
 
 
 def check_labels(info, source, loss):

@@ -55,12 +55,22 @@ class RunDirectory:
 @dataclasses.dataclass(frozen=True)
 class Objective:
     """The update rule as resolved, and a model of your own's loss and metrics
-    (None: the defaults for the model's kind)."""
+    (None: the defaults for the model's kind).
+
+    keras_optimizer: a Keras optimizer (from compile() or given as an object) as an
+      `OptimizerSpec`, else None (mlbench's named optimizers, `optimizer_hparams`).
+    weighted_metrics: compile()'s metrics that see sample weights.
+    sources: where the loss, metrics, optimizer and learning rate came from
+      ('argument', 'compile()', "Keras' default" or 'default').
+    """
     optimizer: str
     optimizer_hparams: Dict[str, Any]
     label_smoothing: float
     loss: Any
     metrics: Any
+    keras_optimizer: Any = None
+    weighted_metrics: Any = None
+    sources: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,5 +123,6 @@ class RunPlan:
     def runs_with(self):
         """What ran, for results: precision, XLA, gradient accumulation, strategy, replicas."""
         return dict(precision=self.numerics.precision, jit_compile=self.numerics.jit_compile,
+                    objective_from=dict(self.objective.sources),
                     gradient_accumulation_steps=self.distribution.gradient_accumulation_steps,
                     **strategies.facts(self.distribution.strategy))

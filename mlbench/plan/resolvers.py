@@ -75,8 +75,9 @@ def _own_input_shape(info, source):
             and features.shape.rank == len(info.input_shape) + 1):
         raise ValueError(f"`data` yields batches (features of shape {features.shape}) for "
                          f"`model` ({info.name!r}), which takes examples of shape "
-                         f"{info.input_shape}: give the dataset unbatched "
-                         "(`dataset.unbatch()`); mlbench batches per replica.")
+                         f"{info.input_shape}: give the dataset unbatched, or say it "
+                         "yields batches with data_options={'batched': True} "
+                         "(`mlbench.fit` takes batched datasets, as `model.fit` does).")
     if info.input_shape is None or source.input_shape is None:
         return info.input_shape or source.input_shape
     fits = tuple(source.input_shape) == tuple(info.input_shape)

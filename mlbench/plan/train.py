@@ -5,10 +5,11 @@ import gin
 
 from mlbench import data as data_lib
 from mlbench.arguments import TrainArguments
-from mlbench import models, optimizers, rundir
+from mlbench import models, rundir
 from mlbench.distribute import strategies
 from mlbench.plan import checks, resolvers
-from mlbench.plan.record import Cadence, Objective, RunDirectory, RunPlan
+from mlbench.plan import objective as objective_lib
+from mlbench.plan.record import Cadence, RunDirectory, RunPlan
 from mlbench.reprs import recordable, short
 from mlbench.training import task as task_lib
 
@@ -57,15 +58,14 @@ def resolve(arguments):
     source = data_lib.get(a.data, data_dir=a.data_dir, model_info=info,
                           eval_data=a.eval_data, **(a.data_options or {}))
     model = resolvers.model_plan(info, dict(a.model_options or {}), source)
-    checks.check_labels(info, source, a.loss)
-    steps, every, offset = _lengths(a, source)
-    checks.check_target(a.target, source,
-                        task_lib.produced_metrics(info, a.loss, a.metrics))
-    optimizer_hparams = _optimizer_hparams(a.optimizer, a.learning_rate,
-                                           a.optimizer_options, steps)
-    optimizers.check_for_keras(optimizer_hparams, info.keras)
-    checks.check_keep_best(a.keep_best, task_lib.produced_metrics(info, a.loss,
-                                                                     a.metrics), source)
+    steps, every, offset, epoch = _lengths(a, source)
+    objective = objective_lib.resolve(a, info, steps)
+    checks.check_labels(info, source, objective.loss)
+    produced = task_lib.produced_metrics(info, objective.loss, objective.metrics,
+                                         objective.weighted_metrics)
+    checks.check_target(a.target, source, produced)
+    checks.check_keep_best(a.keep_best, produced, source)
+    checks.check_monitors(a.callbacks, produced, source)
     numerics = resolvers.numerics(info, a.precision, a.jit_compile)
     return RunPlan(
         mode="train", model=model, source=source,
@@ -73,11 +73,10 @@ def resolve(arguments):
                                             a.gradient_accumulation_steps),
         numerics=numerics,
         cadence=Cadence(steps, a.steps_per_loop, every, offset, a.checkpoint_every,
-                        a.target, a.keep_best),
+                        a.target, a.keep_best, epoch),
         directory=RunDirectory(a.model_dir, a.resume, a.init_checkpoint,
                                a.trace_dir),
-        objective=Objective(a.optimizer, optimizer_hparams, a.label_smoothing,
-                            a.loss, a.metrics),
+        objective=objective,
         seed=a.seed, warmup=a.warmup, verbose=a.verbose,
         arguments=dict({k: recordable(v) for k, v in a.as_dict().items() if k != "callbacks"},
                        callbacks=[type(c).__name__ for c in a.callbacks or ()]),
@@ -85,15 +84,18 @@ def resolve(arguments):
 
 
 def _lengths(a, source):
-    """Epochs → steps with the source's train-set size: (steps, eval_every, eval_offset)."""
-    needs_size = a.train_epochs is not None or a.eval_every_epochs is not None
+    """Epochs → steps with the source's train-set size: (steps, eval_every, eval_offset,
+    steps per epoch for a run counted in epochs, else 0)."""
+    needs_size = (a.train_epochs is not None or a.eval_every_epochs is not None) and \
+        not a.steps_per_epoch
     if needs_size and not source.num_train_examples:
         given = (f"`train_epochs` ({a.train_epochs!r})" if a.train_epochs is not None
                  else f"`eval_every_epochs` ({a.eval_every_epochs!r})")
         raise ValueError(f"{given} needs a known number of train examples; `data` "
                          f"({short(a.data)}) has an infinite or unknown cardinality: "
                          "give `train_steps` (and `eval_every`) instead.")
-    per_epoch = source.num_train_examples / a.global_batch_size if needs_size else None
+    per_epoch = a.steps_per_epoch or (source.num_train_examples / a.global_batch_size
+                                      if needs_size else None)
     steps = (a.train_steps if a.train_steps is not None
              else max(1, math.ceil(a.train_epochs * per_epoch)))
     every, offset = a.eval_every or 0, 0
@@ -102,11 +104,5 @@ def _lengths(a, source):
         offset = round(a.eval_offset_epochs * per_epoch)
     if not source.has_eval:
         every = 0  # no eval set (synthetic data): no evals, not a failure at the end
-    return steps, every, offset
-
-
-def _optimizer_hparams(name, learning_rate, options, train_steps):
-    options = dict(options or {})
-    if options.get("schedule", "constant") != "constant":
-        options.setdefault("decay_steps", train_steps)
-    return optimizers.hyperparameters(name, learning_rate, **options)
+    epoch = max(1, round(per_epoch)) if a.train_epochs is not None else 0
+    return steps, every, offset, epoch

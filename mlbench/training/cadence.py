@@ -16,6 +16,8 @@ class Cadence:
       checkpoint_every: save every this many steps (0 = at evals and the end).
       target: {metric: value}; stop at the first eval where every metric ≥ value.
       keep_best: {metric: 'max' | 'min'}: keep the best eval's checkpoint.
+      epoch_steps: steps in one pass over the training data when the run is counted in
+        epochs (Keras callbacks' epochs end there); 0: their epochs are eval periods.
     """
     train_steps: int
     steps_per_loop: int = 100
@@ -24,6 +26,10 @@ class Cadence:
     checkpoint_every: int = 0
     target: Optional[Dict[str, float]] = None
     keep_best: Optional[Dict[str, str]] = None
+    epoch_steps: int = 0
+
+    def epoch_due(self, step):
+        return bool(self.epoch_steps) and step % self.epoch_steps == 0
 
     def eval_due(self, step):
         if not self.eval_every or step < self.eval_offset:
@@ -42,10 +48,12 @@ class Cadence:
 
     def next_boundary(self, step, evaluates):
         """The next step at which the host must stop: an eval (when `evaluates`), a
-        checkpoint, the end of a loop, or the end of the run."""
+        checkpoint, the end of an epoch, the end of a loop, or the end of the run."""
         ends = [self.train_steps, step + self.steps_per_loop]
         if self.eval_every and evaluates:
             ends.append(self.next_eval(step))
         if self.checkpoint_every:
             ends.append((step // self.checkpoint_every + 1) * self.checkpoint_every)
+        if self.epoch_steps:
+            ends.append((step // self.epoch_steps + 1) * self.epoch_steps)
         return min(ends)

@@ -44,6 +44,10 @@ class Callback:
     def on_eval_stop(self, step, metrics):
         """An eval ended with `metrics` ({name: value}, mlbench's names)."""
 
+    def on_epoch_boundary(self, step):
+        """A pass over the training data ended at global step `step` (runs counted in
+        epochs only), after that step's eval if it had one."""
+
     def on_run_stop(self, reached_target):
         """The run ended (finished, stopped, interrupted or failed)."""
 
@@ -103,34 +107,55 @@ class CallbackList(Callback):
     def on_eval_stop(self, step, metrics):
         self._each("on_eval_stop", step, metrics)
 
+    def on_epoch_boundary(self, step):
+        self._each("on_epoch_boundary", step)
+
     def on_run_stop(self, reached_target):
         self._each("on_run_stop", reached_target)
 
 
 def epoch_logs(blocks, learning_rate, metrics=None):
-    """One epoch's logs in Keras' names beside mlbench's: `loss` (the step-weighted mean
-    training loss of its blocks, `blocks` = [(steps, loss)]), `learning_rate`, and for an
-    evaluated epoch `val_loss`, `val_<metric>` and the metrics under mlbench's names."""
+    """One epoch's logs in Keras' names and meanings: `loss` (the step-weighted mean
+    training loss of its blocks, `blocks` = [(steps, loss)]) and `learning_rate`, and for
+    an evaluated epoch the validation figures `val_loss` and `val_<metric>`.
+
+    mlbench computes its metrics on the eval set only, so a plain `<metric>` key (in
+    Keras the *training* figure) is never written: a validation value under a training
+    name would be a wrong number, and `check_monitors` refuses a callback watching one."""
     steps = sum(n for n, _ in blocks)
     logs = {"loss": sum(n * loss for n, loss in blocks) / steps if steps else math.nan,
             "learning_rate": learning_rate}
     for name, value in (metrics or {}).items():
-        logs[name] = value
-        logs["val_loss" if name == "eval_loss" else f"val_{name}"] = value
+        logs[log_name(name)] = value
     return logs
 
 
+def log_name(metric):
+    """The Keras log key of an eval metric mlbench reports: 'val_loss' for 'eval_loss',
+    else 'val_<metric>'."""
+    return "val_loss" if metric == "eval_loss" else f"val_{metric}"
+
+
+def log_names(produced, has_eval):
+    """Every key a run's epoch logs can carry, for metrics `produced`."""
+    return ["loss", "learning_rate"] + ([log_name(m) for m in produced] if has_eval else [])
+
+
 def keras_history(history):
-    """`TrainResult.history` records as Keras' `History.history`: {key: [one per epoch]}."""
-    epochs, blocks, previous = [], [], 0
+    """`TrainResult.history` records as Keras' `History.history`: {key: [one per epoch]}.
+    Epochs end at the records marked `epoch_end` (a run counted in epochs), else at
+    each eval."""
+    by_pass = any(record.get("epoch_end") for record in history)
+    epochs, blocks, previous, metrics = [], [], 0, None
     for record in history:
         blocks.append((record["step"] - previous, record["loss"]))
         previous = record["step"]
-        if "metrics" in record:
-            epochs.append(epoch_logs(blocks, record["lr"], record["metrics"]))
-            blocks = []
+        metrics = record.get("metrics", metrics if by_pass else None)
+        if record.get("epoch_end") if by_pass else "metrics" in record:
+            epochs.append(epoch_logs(blocks, record["lr"], metrics))
+            blocks, metrics = [], None
     if blocks:
-        epochs.append(epoch_logs(blocks, history[-1]["lr"]))
+        epochs.append(epoch_logs(blocks, history[-1]["lr"], metrics))
     keys = []
     for logs in epochs:
         keys += [k for k in logs if k not in keys]
@@ -139,14 +164,16 @@ def keras_history(history):
 
 class KerasCallbacks(Callback):
     """Keras callbacks (tf_keras or Keras 3) driven by the run's events as `fit` drives
-    them: train begin/end, epoch begin/end (an epoch = one eval period), train batch
-    begin/end (a batch = one block of steps, logs `loss` and `learning_rate`), test
-    begin/end around each eval."""
+    them: train begin/end, epoch begin/end (an epoch is a pass over the training data
+    when the run is counted in epochs, else one eval period), train batch begin/end (a
+    batch = one block of steps, logs `loss` and `learning_rate`), test begin/end around
+    each eval."""
 
     def __init__(self, callbacks):
         self.callbacks = list(callbacks)
         self.epoch, self.batch, self.blocks, self.open = 0, 0, [], False
         self.learning_rate, self.last_logs = None, {}
+        self.by_pass, self.pending = False, None
 
     def _each(self, method, *args):
         call_each(self.callbacks, method, *args)
@@ -158,7 +185,8 @@ class KerasCallbacks(Callback):
             _resolve_auto_mode(callback)
 
     def on_configured(self, info):
-        every = info.get("eval_every") or info["train_steps"]
+        self.by_pass = bool(info.get("epoch_steps"))
+        every = info.get("epoch_steps") or info.get("eval_every") or info["train_steps"]
         self._each("set_params", {"verbose": 0, "steps": every,
                                   "epochs": math.ceil(info["train_steps"] / every)})
 
@@ -184,7 +212,15 @@ class KerasCallbacks(Callback):
     def on_eval_stop(self, step, metrics):
         test_logs = {("loss" if k == "eval_loss" else k): v for k, v in metrics.items()}
         self._each("on_test_end", test_logs)
-        self._end_epoch(metrics)
+        if self.by_pass:
+            self.pending = metrics  # the epoch ends at its boundary, right after
+        else:
+            self._end_epoch(metrics)
+
+    def on_epoch_boundary(self, step):
+        if self.by_pass and self.open:
+            self._end_epoch(self.pending)
+            self.pending = None
 
     def _end_epoch(self, metrics=None):
         self.last_logs = epoch_logs(self.blocks, self.learning_rate, metrics)
@@ -192,8 +228,8 @@ class KerasCallbacks(Callback):
         self.epoch, self.open = self.epoch + 1, False
 
     def on_run_stop(self, reached_target):
-        if self.open and self.blocks:  # steps since the last eval: an epoch without val_
-            self._end_epoch()
+        if self.open and self.blocks:  # steps since the last epoch's end
+            self._end_epoch(self.pending)
         self._each("on_train_end", self.last_logs)
 
 
@@ -262,6 +298,33 @@ def check_callbacks(callbacks):
         if reason and type(callback).__module__.startswith(("keras", "tf_keras")):
             raise ValueError(f"`callbacks` entry {type(callback).__name__} cannot work in "
                              f"mlbench's loop: {reason}.")
+
+
+def check_monitors(callbacks, produced, has_eval):
+    """A Keras callback watching a log the run will never write (`monitor='val_loss'`
+    without eval data, a metric the run does not compute, a training metric) is refused
+    before anything is built: Keras itself only warns, every epoch, and the callback
+    then never acts."""
+    available = log_names(produced, has_eval)
+    for callback in callbacks or ():
+        monitor = getattr(callback, "monitor", None)
+        if isinstance(callback, Callback) or not isinstance(monitor, str) or \
+                monitor in available:
+            continue
+        raise ValueError(f"`callbacks` entry {type(callback).__name__}(monitor={monitor!r}) "
+                         "watches a log this run never writes: "
+                         f"{_monitor_hint(monitor, has_eval)} Its epoch logs carry "
+                         f"{available}.")
+
+
+def _monitor_hint(monitor, has_eval):
+    if monitor.startswith("val_") and not has_eval:
+        return "the run has no eval data (give `eval_data`, or `validation_data` / " \
+               "`validation_split` to `mlbench.fit`)."
+    if not monitor.startswith("val_"):
+        return (f"mlbench computes metrics on the eval set only (monitor "
+                f"'val_{monitor}').")
+    return "no metric of the run has that name."
 
 
 def for_run(callbacks):

@@ -138,6 +138,9 @@ class Loop:
                 state["metrics"] = self._evaluate(step, record)
                 if target_met(state["metrics"], cadence.target):
                     state["reached"], state["ttq"] = True, time.perf_counter() - run_start
+            if cadence.epoch_due(step):
+                record["epoch_end"] = True
+                self.callbacks.on_epoch_boundary(step)
             if self.manager and (cadence.checkpoint_due(step) or state["reached"]):
                 self._save(step, loss)
                 saved = step

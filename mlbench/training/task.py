@@ -97,22 +97,25 @@ def uses_keras_task(model_info, loss, metrics):
                                           or metrics is not None)
 
 
-def produced_metrics(model_info, loss=None, metrics=None):
+def produced_metrics(model_info, loss=None, metrics=None, weighted_metrics=None):
     """The metric names a run of this model reports (checked against `target`)."""
     if model_info.kind == "bert":
         return BertPretrainingTask.metric_names
     if uses_keras_task(model_info, loss, metrics):
-        return metric_names(loss, metrics)
+        return metric_names(loss, metrics, weighted_metrics)
     return ClassificationTask.metric_names
 
 
 def for_model(model_info, num_classes, label_smoothing=0.0, loss=None, metrics=None,
-              probabilities=False):
-    """The task of a model; build it under the strategy's scope (KerasTask's metrics)."""
+              probabilities=False, weighted_metrics=None, shapes=None):
+    """The task of a model; build it under the strategy's scope (KerasTask's metrics).
+    `shapes`: (label spec, output spec) with a batch dimension, which Keras' own rule
+    reads to resolve 'accuracy' (`keras_metric`)."""
     if model_info.kind == "bert":
         return BertPretrainingTask()
     if uses_keras_task(model_info, loss, metrics):
-        return KerasTask(num_classes, loss, metrics, probabilities, label_smoothing)
+        return KerasTask(num_classes, loss, metrics, probabilities, label_smoothing,
+                         weighted_metrics, shapes)
     return ClassificationTask(num_classes, label_smoothing)
 
 
@@ -120,7 +123,9 @@ def for_model(model_info, num_classes, label_smoothing=0.0, loss=None, metrics=N
 
 SPARSE_CE = "sparse_categorical_crossentropy"
 _FROM_LOGITS_LOSSES = (SPARSE_CE, "categorical_crossentropy", "binary_crossentropy")
-_METRIC_ALIASES = {"acc": "accuracy", "top_1": "top1", "top-1": "top1", "top_5": "top5",
+# mlbench's own spellings of the zoo's metric; Keras' names ('acc', 'accuracy') are kept
+# as written, as Keras keeps them in its logs
+_METRIC_ALIASES = {"top_1": "top1", "top-1": "top1", "top_5": "top5",
                    "top-5": "top5", "top_5_accuracy": "top5"}
 
 
@@ -129,10 +134,15 @@ def classifies(loss):
     return loss is None or loss == SPARSE_CE
 
 
-def metric_names(loss, metrics):
-    """The metrics a KerasTask reports (known before anything is built), eval_loss last."""
+def metric_names(loss, metrics, weighted_metrics=None):
+    """The metrics a KerasTask reports (known before anything is built), eval_loss last;
+    a weighted metric named like an unweighted one is 'weighted_<name>', as in Keras."""
     specs = default_metrics(loss) if metrics is None else list(metrics)
-    return tuple(_metric_name(m) for m in specs) + ("eval_loss",)
+    names = [_metric_name(m) for m in specs]
+    for spec in weighted_metrics or ():
+        name = _metric_name(spec)
+        names.append(f"weighted_{name}" if name in names else name)
+    return tuple(names) + ("eval_loss",)
 
 
 def default_metrics(loss):
@@ -157,7 +167,7 @@ def check_metrics(loss, metrics):
         raise ValueError(f"`metrics` ({metrics!r}) must be a list such as ['accuracy'].")
     for spec in metrics or ():
         name = _metric_name(spec)
-        if isinstance(spec, str) and name not in ("accuracy", "top1", "top5", "auc"):
+        if isinstance(spec, str) and name.lower() not in _NOT_IN_REGISTRY:
             try:
                 found = keras.metrics.get(name)  # unknown names come back as strings
             except ValueError:
@@ -189,16 +199,26 @@ class KerasTask(ClassificationTask):
     count_names = ("loss_sum", "count")
 
     def __init__(self, num_classes, loss=None, metrics=None, probabilities=False,
-                 label_smoothing=0.0):
+                 label_smoothing=0.0, weighted_metrics=None, shapes=None):
         super().__init__(num_classes, label_smoothing)
         self.probabilities = probabilities
         self.loss_fn = None if loss is None else _per_example_loss(loss, probabilities)
         self.sparse = classifies(loss)
         specs = default_metrics(loss) if metrics is None else list(metrics)
-        self.metric_objects = [_metric(s, self.sparse, loss, probabilities) for s in specs]
-        self.metric_names = metric_names(loss, metrics)
+        weighted = list(weighted_metrics or ())
+        self.metric_names = metric_names(loss, metrics, weighted_metrics)
+        self.metric_objects = [_metric(s, self.sparse, loss, probabilities, shapes, name)
+                               for s, name in zip(specs + weighted, self.metric_names)]
+        self.weighted = [False] * len(specs) + [True] * len(weighted)
 
     def per_example_loss(self, batch, outputs):
+        """The loss of each example, times its sample weight when the data has one (a
+        third element, as `fit` takes it): averaged over the global batch by the step,
+        as Keras' 'sum_over_batch_size' divides the weighted sum by the batch size."""
+        values = self._unweighted_loss(batch, outputs)
+        return values * tf.cast(batch[2], tf.float32) if len(batch) > 2 else values
+
+    def _unweighted_loss(self, batch, outputs):
         labels, outputs = batch[1], tf.cast(outputs, tf.float32)
         if self.loss_fn is None and not self.probabilities:
             return super().per_example_loss(batch, outputs)  # the zoo's (smoothed) loss
@@ -215,8 +235,12 @@ class KerasTask(ClassificationTask):
 
     def eval_counts(self, batch, outputs):
         outputs = tf.cast(outputs, tf.float32)
-        for metric in self.metric_objects:
-            metric.update_state(batch[1], outputs)
+        labels, weights = _rank_matched(batch[1], outputs), batch[2] if len(batch) > 2 else None
+        for metric, weighted in zip(self.metric_objects, self.weighted):
+            if weighted and weights is not None:
+                metric.update_state(labels, outputs, sample_weight=weights)
+            else:
+                metric.update_state(labels, outputs)
         return {"loss_sum": tf.reduce_sum(self.per_example_loss(batch, outputs)),
                 "count": tf.cast(tf.shape(batch[1])[0], tf.float32)}
 
@@ -229,6 +253,14 @@ class KerasTask(ClassificationTask):
                   for name, m in zip(self.metric_names, self.metric_objects)}
         values["eval_loss"] = float(sums["loss_sum"] / max(sums["count"], 1.0))
         return values
+
+
+def _rank_matched(labels, outputs):
+    """(B,) labels beside (B, n) outputs become (B, 1), as Keras' compiled metrics
+    receive them (`compile_utils.match_dtype_and_rank`)."""
+    if labels.shape.rank == 1 and outputs.shape.rank == 2:
+        return tf.expand_dims(labels, -1)
+    return labels
 
 
 def _per_example_loss(loss, probabilities):
@@ -245,26 +277,61 @@ def _per_example_loss(loss, probabilities):
     return loss
 
 
-def _metric(spec, sparse, loss, probabilities):
-    """A fresh tf_keras Metric for `spec` (made under the caller's strategy scope)."""
+def _metric(spec, sparse, loss, probabilities, shapes=None, name=None):
+    """A fresh Metric for `spec` (made under the caller's strategy scope), named `name`.
+
+    Names resolve as Keras' compile resolves them: 'accuracy' / 'acc' / 'crossentropy'
+    by Keras' own rule on the label and output shapes (binary when the output has one
+    unit, sparse when the labels have one dimension fewer or a last dimension of 1,
+    else categorical), every other name through Keras' registry. mlbench's 'top1' and
+    'top5' are the zoo's (sparse) top-k accuracies.
+    """
     import tf_keras as keras
-    name = _metric_name(spec)
+    name = name or _metric_name(spec)
     if not isinstance(spec, str):
         if isinstance(spec, keras.metrics.Metric) or keras3.is_metric(spec):
-            return type(spec).from_config(spec.get_config())  # variables this scope owns
+            return type(spec).from_config({**spec.get_config(), "name": name})
         return keras.metrics.MeanMetricWrapper(spec, name=name)
-    if name in ("accuracy", "top1"):
-        if sparse:
-            return keras.metrics.SparseCategoricalAccuracy(name=name)
-        if loss == "binary_crossentropy":
-            return keras.metrics.BinaryAccuracy(name=name, threshold=0.5 if probabilities
-                                                else 0.0)
-        return keras.metrics.Accuracy(name=name)
-    if name == "top5":
-        return keras.metrics.SparseTopKCategoricalAccuracy(k=5, name=name)
-    if name == "auc":
-        return keras.metrics.AUC(name=name, from_logits=not probabilities)
-    found = keras.metrics.get(name)
+    if spec.lower() in _SHAPE_RESOLVED:
+        if shapes is None and not sparse:
+            raise ValueError(f"`metrics` entry {spec!r}: Keras resolves it from the label "
+                             "and output shapes, which are not known here.")
+        # without shapes: the zoo's data, integer class labels beside logits
+        return _renamed(keras_metric(spec, *(shapes or _CLASS_LABELS)), name)
+    if name in ("top1", "top5"):
+        k = 1 if name == "top1" else 5
+        return (keras.metrics.SparseTopKCategoricalAccuracy(k=k, name=name) if sparse or
+                shapes is None or _sparse_labels(*shapes) else
+                keras.metrics.TopKCategoricalAccuracy(k=k, name=name))
+    if spec.lower() in _BY_NAME:
+        return getattr(keras.metrics, _BY_NAME[spec.lower()])(name=name)
+    found = keras.metrics.get(spec)
     if isinstance(found, keras.metrics.Metric):
         return type(found).from_config({**found.get_config(), "name": name})
     return keras.metrics.MeanMetricWrapper(found, name=name)
+
+
+_SHAPE_RESOLVED = ("accuracy", "acc", "crossentropy", "ce")
+_CLASS_LABELS = (tf.TensorSpec((None,), tf.int32), tf.TensorSpec((None, None), tf.float32))
+# Metric names Keras 3's registry resolves but tf_keras' `metrics.get` does not (it
+# returns the string): the same classes, by name.
+_BY_NAME = {"auc": "AUC", "precision": "Precision", "recall": "Recall"}
+_NOT_IN_REGISTRY = tuple(_BY_NAME) + _SHAPE_RESOLVED + ("top1", "top5")
+
+
+def keras_metric(spec, label_spec, output_spec):
+    """The Metric Keras' compile makes for `spec` given these label and output specs
+    (with their batch dimension): tf_keras' own `MetricsContainer` resolver, whose rule
+    Keras 3's `get_metric` repeats line for line."""
+    from tf_keras.src.engine import compile_utils
+    return compile_utils.MetricsContainer()._get_metric_object(spec, label_spec, output_spec)
+
+
+def _renamed(metric, name):
+    metric._name = name
+    return metric
+
+
+def _sparse_labels(label_spec, output_spec):
+    return label_spec.shape.rank < output_spec.shape.rank or (
+        label_spec.shape[-1] == 1 and output_spec.shape[-1] != 1)

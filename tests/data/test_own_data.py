@@ -22,13 +22,18 @@ def test_own_cnn_on_arrays_reaches_its_target_and_a_dataset_trains_the_same(tmp_
                               model_dir=str(tmp_path / "run"))
     assert result.reached_target and result.final_metrics["accuracy"] >= 0.9
     assert result.steps < 6 * 1438 // 32 + 1  # stopped at the target, not at the budget
-    _, from_arrays = weights_after((X, Y))
+    # a dataset keeps its own order (as fit keeps it): arrays not shuffled train the same
+    _, from_arrays = weights_after((X, Y), data_options={"shuffle": False})
     dataset = tf.data.Dataset.from_tensor_slices((X.astype(np.float64), Y.astype(np.int64)))
     _, from_dataset = weights_after(dataset)
     _, from_dict = weights_after({"train": dataset, "eval": (XE, YE)})
-    for a, b, c in zip(from_arrays, from_dataset, from_dict):
+    _, from_batches = weights_after(dataset.batch(32), data_options={"batched": True})
+    _, shuffled = weights_after((X, Y))
+    for a, b, c, d in zip(from_arrays, from_dataset, from_dict, from_batches):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(a, d)
+    assert not all(np.array_equal(a, b) for a, b in zip(from_arrays, shuffled))
     assert not all(np.array_equal(a, b) for a, b in zip(from_arrays, own_cnn().get_weights()))
 
 
@@ -56,7 +61,7 @@ def _unknown_cardinality():
 @pytest.mark.parametrize("data,extra,needle", [
     ((X, Y[:-1]), {}, "hold [1438] and 1437"),
     ((X, Y + 3), {}, "labels span 3..12, but `model` ('own_cnn') has 10 outputs"),
-    (tf.data.Dataset.from_tensor_slices(X), {}, "must yield (features, labels) pairs"),
+    (tf.data.Dataset.from_tensor_slices(X), {}, "must yield (features, labels) or"),
     (tf.data.Dataset.from_tensor_slices((X, Y)).batch(8), {}, "give the dataset unbatched"),
     (_unknown_cardinality(), {"train_epochs": 1}, "give `train_steps`"),
     ((X, Y.astype(np.float32)), {}, "floating-point labels"),

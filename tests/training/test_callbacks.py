@@ -50,7 +50,8 @@ def test_early_stopping_model_checkpoint_and_csv_logger_work_unchanged(tmp_path,
     assert latest_checkpoint(str(tmp_path / "run")).endswith(
         "ckpt-10")
     history = result.keras_history
-    assert history["val_loss"][0] == history["val_loss"][1] == history["eval_loss"][1]
+    evals = [r["metrics"] for r in result.history if "metrics" in r]
+    assert history["val_loss"][0] == history["val_loss"][1] == evals[1]["eval_loss"]
     with open(tmp_path / "log.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2
@@ -79,6 +80,9 @@ def test_epochs_are_eval_periods_with_keras_names_and_the_mean_training_loss(tmp
     assert epochs[0][1]["loss"] == pytest.approx(expected_loss, rel=1e-12)
     assert epochs[1][1]["val_accuracy"] == result.final_metrics["accuracy"]
     assert epochs[1][1]["val_loss"] == result.final_metrics["eval_loss"]
+    # Keras' meanings: a plain metric name is a training figure, which mlbench does not
+    # compute, so no validation value is logged under it
+    assert set(epochs[1][1]) == {"loss", "learning_rate", "val_loss", "val_accuracy"}
     assert keras_history(result.history) == {k: [e[1][k] for e in epochs] for k in epochs[0][1]}
 
 

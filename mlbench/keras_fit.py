@@ -1,0 +1,164 @@
+"""`mlbench.fit(model, ...)`: `model.fit`'s signature and return value on mlbench's loop.
+
+Replacing `model.fit(` with `mlbench.fit(model, ` in a Keras program is enough: the
+arguments mean what they mean to Keras, the model trains with what its compile() set,
+and a Keras `History` comes back (also at `model.history`). Everything else of
+mlbench's (precision, XLA, distribution, accumulation, checkpoints and resume in
+`model_dir`, the diagnosis, result.json) is reached through `**mlbench_options`, the
+keywords of `mlbench.train`. Its TrainResult is at `history.result`.
+
+Each argument maps onto `mlbench.train`'s: `x`/`y`/`sample_weight` → `data`;
+`validation_data`/`validation_split` → `eval_data`; `epochs` → `train_epochs`;
+`validation_freq` → `eval_every_epochs`; `batch_size` → `global_batch_size` (a
+dataset's own batch size when `x` is a dataset: under several replicas that batch is
+the global one, split across them, as `fit` splits it); `shuffle` and `class_weight` →
+`data_options`. What mlbench cannot honour is refused by name before anything runs.
+"""
+import numpy as np
+import tensorflow as tf
+
+from mlbench import keras3
+
+KERAS_DEFAULT_BATCH_SIZE = 32
+
+
+def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+        validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+        sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+        validation_freq=1, **mlbench_options):
+    """Trains `model` as `model.fit(x, y, ...)` would, on mlbench's loop; returns the
+    Keras `History` (`history.history`: `loss`, `val_loss`, `val_<metric>` per epoch).
+
+    Args:
+      model: a Keras model (Keras 3 or tf_keras), compiled or not (then give `loss`,
+        `metrics` and `optimizer` in `mlbench_options`), or a function returning one.
+      x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+      shuffle, class_weight, sample_weight, steps_per_epoch, validation_steps,
+      validation_freq: as `Model.fit`'s. `x` may be arrays (one, or a list/tuple/dict for
+        several inputs) with `y`, or a batched tf.data.Dataset of (x, y[, sample_weight]).
+      initial_epoch: 0 only; mlbench resumes a run from the checkpoints in `model_dir`.
+      **mlbench_options: any keyword of `mlbench.train` (model_dir, precision,
+        jit_compile, strategy, num_devices, gradient_accumulation_steps, target, ...).
+
+    Returns:
+      The `History` callback of the model's Keras generation; `history.result` is the
+      run's `mlbench.TrainResult`.
+    """
+    _refuse_unsupported(initial_epoch, validation_freq, shuffle, mlbench_options)
+    data, eval_data, batch = _data(x, y, sample_weight, batch_size, validation_split,
+                                   validation_data, validation_steps)
+    history = _history_for(model)
+    options = dict(mlbench_options)
+    data_options = dict(options.pop("data_options", None) or {}, batched=True,
+                        shuffle=bool(shuffle))
+    if class_weight is not None:
+        data_options["class_weight"] = class_weight
+    cadence = {"eval_every_epochs": validation_freq} if eval_data is not None else {}
+    from mlbench.api import train
+    result = train(model=model, data=data, eval_data=eval_data, global_batch_size=batch,
+                   callbacks=list(callbacks or ()) + [history], verbose=verbose != 0,
+                   data_options=data_options, train_epochs=epochs,
+                   steps_per_epoch=steps_per_epoch or _keras_steps_per_epoch(data, batch),
+                   **cadence, **options)
+    history.result = result
+    result.model.history = history
+    return history
+
+
+def _keras_steps_per_epoch(data, batch):
+    """Keras' steps in one epoch: every batch of the training data, the last one partial
+    (mlbench's are all full: the data repeats, so an epoch reads a few examples more)."""
+    if isinstance(data, tf.data.Dataset):
+        batches = int(data.cardinality())
+        if batches < 0:
+            raise ValueError("`x` (a tf.data.Dataset) has an infinite or unknown number of "
+                             "batches: give `steps_per_epoch`, as Keras needs it then.")
+        return batches
+    return -(-len(tf.nest.flatten(data[1])[0]) // batch)
+
+
+def _refuse_unsupported(initial_epoch, validation_freq, shuffle, options):
+    if initial_epoch:
+        raise ValueError(f"`initial_epoch` ({initial_epoch!r}): mlbench resumes a run from "
+                         "the checkpoints in `model_dir` (give the same `model_dir` again) "
+                         "rather than from an epoch number; leave it 0.")
+    if not isinstance(validation_freq, int) or isinstance(validation_freq, bool) or \
+            validation_freq < 1:
+        raise ValueError(f"`validation_freq` ({validation_freq!r}) must be an integer >= 1 "
+                         "(mlbench evaluates every N epochs; a list of epochs is not taken).")
+    if shuffle == "batch":
+        raise ValueError("`shuffle` ('batch') is for HDF5 data in Keras; mlbench shuffles "
+                         "arrays example by example: give True or False.")
+    taken = sorted(set(options) & {"data", "eval_data", "global_batch_size", "train_epochs",
+                                   "train_steps", "eval_every", "eval_every_epochs",
+                                   "callbacks", "model"})
+    if taken:
+        raise ValueError(f"{taken} are set by `fit`'s own arguments (x, y, batch_size, "
+                         "epochs, steps_per_epoch, validation_*, callbacks); give those.")
+
+
+def _data(x, y, sample_weight, batch_size, validation_split, validation_data,
+          validation_steps):
+    """(data, eval_data, global batch) for `mlbench.train` from `fit`'s arguments."""
+    if isinstance(x, tf.data.Dataset):
+        for name, value in (("y", y), ("sample_weight", sample_weight),
+                            ("batch_size", batch_size)):
+            if value is not None:
+                raise ValueError(f"`{name}` ({value!r}) is not taken with a dataset `x`, as "
+                                 "in Keras: the dataset yields its own batches (x, y[, "
+                                 "sample_weight]).")
+        if validation_split:
+            raise ValueError(f"`validation_split` ({validation_split!r}) needs arrays, as in "
+                             "Keras; give `validation_data` with a dataset `x`.")
+        from mlbench.data.own import first_batch_size
+        data, batch = x, first_batch_size("x", x)
+    else:
+        if x is None or y is None:
+            raise ValueError(f"`x` ({type(x).__name__}) and `y` ({type(y).__name__}) are "
+                             "needed: arrays (x, y), or a tf.data.Dataset as `x`.")
+        data = (x, y) if sample_weight is None else (x, y, sample_weight)
+        batch = KERAS_DEFAULT_BATCH_SIZE if batch_size is None else batch_size
+        if validation_split and validation_data is None:
+            data, validation_data = _split_off(data, validation_split)
+    return data, _validation(validation_data, validation_steps), batch
+
+
+def _split_off(data, fraction):
+    """The last `fraction` of the arrays as validation data, before any shuffle, as Keras
+    takes it."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"`validation_split` ({fraction!r}) must be between 0 and 1.")
+    n = len(tf.nest.flatten(data[1])[0])
+    at = int(n * (1.0 - fraction))
+    if at in (0, n):
+        raise ValueError(f"`validation_split` ({fraction!r}) of {n} examples leaves an "
+                         "empty training or validation set.")
+    head = tf.nest.map_structure(lambda a: np.asarray(a)[:at], tuple(data))
+    tail = tf.nest.map_structure(lambda a: np.asarray(a)[at:], tuple(data))
+    return head, tail
+
+
+def _validation(validation_data, validation_steps):
+    if validation_data is None:
+        return None
+    if isinstance(validation_data, tf.data.Dataset):
+        return validation_data.take(validation_steps) if validation_steps else \
+            validation_data
+    if validation_steps:
+        raise ValueError(f"`validation_steps` ({validation_steps!r}) counts batches of a "
+                         "validation dataset; arrays are evaluated whole, as in Keras.")
+    if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+        raise ValueError("`validation_data` must be (x_val, y_val), (x_val, y_val, "
+                         "val_sample_weight) or a tf.data.Dataset, as in Keras.")
+    return tuple(validation_data)
+
+
+def _history_for(model):
+    """A `History` callback of the model's Keras generation (a function's: called once
+    lazily by mlbench, so tf_keras unless Keras 3 is loaded and the model is Keras 3)."""
+    if keras3.is_model(model):
+        return keras3.loaded().callbacks.History()
+    import tf_keras
+    if isinstance(model, tf_keras.Model) or keras3.loaded() is None:
+        return tf_keras.callbacks.History()
+    return keras3.loaded().callbacks.History()

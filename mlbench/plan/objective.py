@@ -1,0 +1,131 @@
+"""The run's loss, metrics and optimizer: from the arguments, else from the model's
+compile(), else mlbench's defaults — and where each came from (`Objective.sources`,
+recorded in `TrainResult.ran['objective_from']`).
+
+An argument given to mlbench wins over compile(), as the issue of "what trains" must
+have one answer; compile() wins over mlbench's defaults, as `fit` would use it.
+"""
+import math
+
+from mlbench import optimizers
+from mlbench.models.compiled import (KERAS_DEFAULT_LEARNING_RATE, CompileArgs,
+                                     optimizer_spec)
+from mlbench.plan.record import Objective
+from mlbench.reprs import short
+from mlbench.training import task as task_lib
+
+ARGUMENT, COMPILE, DEFAULT = "argument", "compile()", "default"
+ZOO_LEARNING_RATE = 0.1  # the zoo's recipes (and gin files) are written for it
+
+
+def resolve(a, info, train_steps):
+    """The Objective of TrainArguments `a` for model `info`; ValueError before anything
+    is built when compile() set something mlbench cannot train with."""
+    compiled = info.compiled or CompileArgs()
+    loss, loss_from = _pick("loss", a.loss, _single(compiled.loss, "loss", info))
+    metrics, metrics_from = _pick("metrics", a.metrics,
+                                  _single(compiled.metrics, "metrics", info))
+    weighted = _single(compiled.weighted_metrics, "weighted_metrics", info)
+    _check_loss_weights(compiled.loss_weights, info)
+    if loss_from == COMPILE or metrics_from == COMPILE:
+        task_lib.check_metrics(loss, metrics)
+        task_lib.check_metrics(None, weighted)
+    name, hparams, spec, optimizer_from = _optimizer(a, info, compiled, train_steps)
+    return Objective(name, hparams, a.label_smoothing, loss, metrics, keras_optimizer=spec,
+                     weighted_metrics=weighted,
+                     sources={"loss": loss_from, "metrics": metrics_from,
+                              "optimizer": optimizer_from,
+                              "learning_rate": _rate_source(a, info, name, spec,
+                                                            optimizer_from)})
+
+
+def _pick(argument, given, compiled):
+    if given is not None:
+        return given, ARGUMENT
+    if compiled is not None:
+        return compiled, COMPILE
+    return None, DEFAULT
+
+
+def _single(value, what, info):
+    """compile()'s value for a single-output model: one loss, a list of metrics (a list
+    of one, as Keras takes per-output lists, is unwrapped for the loss)."""
+    if value is None:
+        return None
+    if what == "loss" and isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    nested = isinstance(value, dict) or (
+        isinstance(value, (list, tuple)) and
+        (what == "loss" or any(isinstance(v, (list, tuple, dict)) for v in value)))
+    if nested:
+        raise ValueError(f"`model` ({info.name!r}) was compiled with per-output {what} "
+                         f"({short(value)}); mlbench trains single-output models of your "
+                         "own: compile it with one loss and a list of metrics, or give "
+                         "`loss=` and `metrics=` to mlbench for its single output.")
+    return value
+
+
+def _check_loss_weights(loss_weights, info):
+    if loss_weights is None:
+        return
+    weights = list(loss_weights.values()) if isinstance(loss_weights, dict) else \
+        list(loss_weights) if isinstance(loss_weights, (list, tuple)) else [loss_weights]
+    if len(weights) != 1:
+        raise ValueError(f"`model` ({info.name!r}) was compiled with loss_weights "
+                         f"{loss_weights!r} for several outputs; mlbench trains "
+                         "single-output models of your own.")
+    if not math.isclose(float(weights[0]), 1.0):
+        raise ValueError(f"`model` ({info.name!r}) was compiled with loss_weights "
+                         f"{loss_weights!r}: a single output's weight only rescales the "
+                         "loss; fold it into the learning rate, or compile without it.")
+
+
+def _optimizer(a, info, compiled, train_steps):
+    """(name, hyperparameters, OptimizerSpec or None, source)."""
+    given = a.optimizer
+    if given is None and compiled.optimizer is not None:
+        return _from_spec(a, info, compiled.optimizer, COMPILE)
+    if given is not None and not isinstance(given, str):
+        spec = optimizer_spec(given)
+        if spec is None:
+            raise ValueError(f"`optimizer` ({short(given)}) must be a name from "
+                             f"{list(optimizers.OPTIMIZERS)} or a Keras optimizer object "
+                             "(tf_keras or Keras 3).")
+        return _from_spec(a, info, spec, ARGUMENT)
+    name = given or "sgd"
+    if name not in optimizers.OPTIMIZERS:
+        raise ValueError(f"`optimizer` ({name!r}) must be one of "
+                         f"{list(optimizers.OPTIMIZERS)} or a Keras optimizer object.")
+    learning_rate = a.learning_rate
+    if learning_rate is None:
+        learning_rate = (KERAS_DEFAULT_LEARNING_RATE.get(name, ZOO_LEARNING_RATE)
+                         if info.own else ZOO_LEARNING_RATE)
+    options = dict(a.optimizer_options or {})
+    if options.get("schedule", "constant") != "constant":
+        options.setdefault("decay_steps", train_steps)
+    hparams = optimizers.hyperparameters(name, learning_rate, **options)
+    optimizers.check_for_keras(hparams, info.keras)
+    return name, hparams, None, ARGUMENT if given else DEFAULT
+
+
+def _from_spec(a, info, spec, source):
+    if spec.keras != info.keras:
+        raise ValueError(f"`optimizer` ({spec.cls.__module__}.{spec.cls.__name__}, from "
+                         f"{'compile()' if source == COMPILE else 'the argument'}) is a "
+                         f"{spec.keras} optimizer, but `model` ({info.name!r}) is a "
+                         f"{info.keras} model: give an optimizer of the model's Keras.")
+    if a.optimizer_options:
+        raise ValueError(f"`optimizer_options` ({a.optimizer_options!r}) set a named "
+                         "optimizer's options; the optimizer here is a Keras object "
+                         f"({spec.cls.__name__}, from {source}): set them on it.")
+    if a.learning_rate is not None:
+        spec = spec.with_learning_rate(a.learning_rate)
+    return spec.name, spec.hyperparameters(), spec, source
+
+
+def _rate_source(a, info, name, spec, optimizer_from):
+    if a.learning_rate is not None:
+        return ARGUMENT
+    if spec is not None:
+        return optimizer_from
+    return "Keras' default" if info.own and name in KERAS_DEFAULT_LEARNING_RATE else DEFAULT
