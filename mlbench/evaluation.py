@@ -43,10 +43,12 @@ class Evaluation:
                 "  ".join(f"{k} {v:.4f}" for k, v in self.metrics.items()))
 
 
-def _rebuilt(model_dir, model=None, data=None):
-    """(record, plan, parts) of `model_dir`'s run on one device; nothing restored yet."""
+def _rebuilt(model_dir, model=None, data=None, needs_data=True):
+    """(record, plan, parts) of `model_dir`'s run on one device; nothing restored yet.
+    needs_data: False when only the model is wanted (load, export)."""
     record = rundir.read(model_dir)
-    plan = plan_lib.resolve(rundir.train_arguments(record, train_defaults(), model, data))
+    plan = plan_lib.resolve(rundir.train_arguments(record, train_defaults(), model, data,
+                                                   needs_data))
     return record, plan, build(plan)
 
 
@@ -99,7 +101,7 @@ def load(model_dir, checkpoint=None, model=None, data=None):
       `restored_from` the checkpoint's path.
     """
     path = checkpoint_path(model_dir, checkpoint)
-    record, plan, parts = _rebuilt(model_dir, model, data)
+    record, plan, parts = _rebuilt(model_dir, model, data, needs_data=False)
     _restore(parts, path)
     summary = result_files.read_if_present("train", model_dir) or {
         "status": "running", "steps": step_of(path), "final_metrics": {},
@@ -107,7 +109,8 @@ def load(model_dir, checkpoint=None, model=None, data=None):
         "history": [], "config": record["arguments"], "ran": {"precision": record["precision"]},
         "model_dir": model_dir}
     return TrainResult.from_summary(summary, parts.model, parts.optimizer,
-                                    loaded_from=model_dir, restored_from=path)
+                                    loaded_from=model_dir, restored_from=path,
+                                    input_spec=record.get("input_spec"))
 
 
 def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):

@@ -169,8 +169,10 @@ def adapt_images(input_shape):
 
 
 def _adapted(dataset, plan):
+    if plan.model.input_shape is None or plan.source.kind != "image":
+        return dataset  # several inputs, or inputs the data alone shapes: as given
     wanted = tuple(plan.model.input_shape)
-    if plan.source.kind != "image" or tuple(plan.source.input_shape) == wanted:
+    if tuple(plan.source.input_shape) == wanted:
         return dataset
     return dataset.map(adapt_images(wanted), num_parallel_calls=tf.data.AUTOTUNE)
 

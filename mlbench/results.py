@@ -40,6 +40,8 @@ class TrainResult:
         dict with topic, status, verdict, detail, figures and advice.
       loaded_from: the model_dir whose stored result this is, when the run had already
         finished there (nothing was trained or rewritten); None for a run that trained.
+      input_spec: your own data's features and labels (shapes, dtypes, structure, as
+        `mlbench.specs.encode` writes them); `export` serves the features' dtypes.
     """
     model: Any
     final_metrics: Dict[str, float]
@@ -63,6 +65,7 @@ class TrainResult:
     restored_from: Optional[str] = None
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     diagnosis: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    input_spec: Optional[Dict[str, Any]] = None
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"
@@ -88,11 +91,30 @@ class TrainResult:
         (signature 'serving_default'). A tf_keras model's also rebuilds with
         `tf_keras.models.load_model(path)`; a Keras 3 model's is Keras 3's own export
         (`Model.export`: inference only; keep `model.save("x.keras")` to rebuild it)."""
+        from mlbench import specs  # TensorFlow: only when a model is exported
+        features = None if self.input_spec is None else \
+            specs.batched(specs.decode(self.input_spec["features"]))
         if keras3.is_model(self.model):
-            self.model.export(path, format="tf_saved_model", verbose=False)
+            signature = {} if features is None else {"input_signature": [features]}
+            self.model.export(path, format="tf_saved_model", verbose=False, **signature)
         else:
-            self.model.save(path, save_format="tf", include_optimizer=False)
+            self.model.save(path, save_format="tf", include_optimizer=False,
+                            signatures=self._tf_keras_signature(features))
         return path
+
+    def _tf_keras_signature(self, features):
+        """serving_default taking the data's own dtypes (int32 token ids stay int32), or
+        None for tf_keras' own (from the model's inputs)."""
+        import tensorflow as tf
+        if features is None:
+            return None
+        flat = tf.nest.flatten(features)
+
+        @tf.function(input_signature=flat)
+        def serve(*tensors):
+            return self.model(tf.nest.pack_sequence_as(features, list(tensors)),
+                              training=False)
+        return {"serving_default": serve.get_concrete_function()}
 
     @classmethod
     def from_summary(cls, summary, model=None, optimizer=None, **changes):

@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 
+from mlbench import specs
 from mlbench.files import write_json
 from mlbench.reprs import short
 
@@ -56,13 +57,19 @@ def _named(value):
     return False
 
 
-def rebuild_record(arguments, info, model_plan, precision):
-    """The record of a resolved run (`plan.resolve` calls it; nothing is written)."""
-    return {"model": dict(model_reference(arguments.model, info),
-                          num_classes=model_plan.num_classes,
-                          options=dict(model_plan.options), keras=info.keras),
-            "precision": precision,
-            "unnamed": [k for k in REBUILT[1:] if not _named(getattr(arguments, k))]}
+def rebuild_record(arguments, info, model_plan, precision, element_spec=None):
+    """The record of a resolved run (`plan.resolve` calls it; nothing is written).
+    `element_spec`: your own data's (features, labels[, weights]) spec, kept so that the
+    model can be rebuilt, loaded and exported without the data (`input_spec`)."""
+    record = {"model": dict(model_reference(arguments.model, info),
+                            num_classes=model_plan.num_classes,
+                            options=dict(model_plan.options), keras=info.keras),
+              "precision": precision,
+              "unnamed": [k for k in REBUILT[1:] if not _named(getattr(arguments, k))]}
+    if element_spec is not None:
+        record["input_spec"] = {"features": specs.encode(element_spec[0]),
+                                "labels": specs.encode(element_spec[1])}
+    return record
 
 
 def write(model_dir, plan):
@@ -101,17 +108,38 @@ def model_argument(record, model=None):
                      "an importable module.")
 
 
-def train_arguments(record, defaults, model=None, data=None):
+def train_arguments(record, defaults, model=None, data=None, needs_data=True):
     """`mlbench.train` arguments that rebuild the run's model and its eval data on one
-    device, writing nothing; `data` replaces the run's data (its eval set is all of it)."""
+    device, writing nothing; `data` replaces the run's data (its eval set is all of it).
+
+    needs_data: False to rebuild the model only (load, export): data that cannot be
+      rebuilt from the record is replaced by one example of zeros shaped as the recorded
+      `input_spec`, and a loss or metric object (not needed to restore weights) by the
+      defaults."""
     arguments = {**defaults, **{k: v for k, v in record["arguments"].items()
                                 if k in defaults}}
     arguments.update(model=model_argument(record, model), callbacks=None, model_dir=None,
                      verbose=False, strategy="one_device", num_devices=None, trace_dir=None,
                      warmup=False, init_checkpoint=None, precision=record["precision"])
+    if data is None and not needs_data and "data" in record["unnamed"] and \
+            "input_spec" in record:
+        data = specs.zeros_example(record["input_spec"]["features"],
+                                   record["input_spec"]["labels"])
+        arguments.update(target=None, keep_best=None, eval_every=None,
+                         eval_every_epochs=None, train_steps=1, train_epochs=None,
+                         steps_per_epoch=None, global_batch_size=1,
+                         gradient_accumulation_steps=1,
+                         data_options={k: v for k, v in (arguments.get("data_options") or
+                                                         {}).items() if k == "batched"})
+        for name in ("loss", "metrics"):
+            if name in record["unnamed"]:
+                arguments[name] = None
     if data is not None:
         arguments.update(data=data, eval_data=None if isinstance(data, str) else data)
-    missing = [k for k in record["unnamed"] if data is None or k not in ("data", "eval_data")]
+    if not needs_data and arguments["eval_data"] is data and not isinstance(data, str):
+        arguments["eval_data"] = None
+    missing = [k for k in record["unnamed"] if (data is None or k not in ("data", "eval_data"))
+               and arguments.get(k) is not None]
     if missing:
         raise ValueError(f"the run's {missing} were objects (arrays, a dataset, a loss or "
                          "metric object) that cannot be rebuilt from its record: give "

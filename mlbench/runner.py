@@ -251,7 +251,8 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
-        environment=environment(), diagnosis=list(diagnosis))
+        environment=environment(), diagnosis=list(diagnosis),
+        input_spec=(plan.rebuild or {}).get("input_spec"))
     if model_dir:
         with disk_full_named(model_dir, "writing result.json",
                              lambda: latest_checkpoint(model_dir)):

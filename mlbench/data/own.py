@@ -96,7 +96,7 @@ def source(data, eval_data=None, name="your data", batched=False, class_weight=N
     if eval_data is not None:
         make_eval, n_eval, eval_labels, _ = _split("eval_data", eval_data, batched)
         _check_same_structure(spec, make_eval().element_spec)
-        if n_eval is None:
+        if n_eval is None and not (batched and _finite(eval_data)):
             raise ValueError(f"`eval_data` ({short(eval_data)}) has an infinite or unknown "
                              "number of examples; an eval pass must end: give a finite set.")
         labels = _union(labels, eval_labels)
@@ -212,6 +212,11 @@ def _class_of(label):
     if label.shape[-1] == 1:
         return tf.cast(tf.round(tf.reshape(label, [])), tf.int32)
     return tf.argmax(label, -1, output_type=tf.int32)
+
+
+def _finite(dataset):
+    """A dataset of batches whose number of batches is known (its examples are not)."""
+    return isinstance(dataset, tf.data.Dataset) and int(dataset.cardinality()) >= 0
 
 
 def _union(a, b):

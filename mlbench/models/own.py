@@ -9,6 +9,7 @@ no memory kept; ResNet-50 takes ~5 s), so its input shape, and output width
 are known before the run builds anything for real — under
 the strategy's scope and the precision policy (`mlbench.parts.build`).
 """
+import dataclasses
 from typing import Optional, Tuple
 
 import tensorflow as tf
@@ -48,7 +49,8 @@ def describe(model, name=None):
     """The ModelInfo of a user's function or model instance (see the module docstring)."""
     if is_keras_model(model):
         check_model(model, "`model`")
-        return _info(name or model.name, lambda **_: model, model, instance=True)
+        return _info(name or model.name, lambda **_: model, model, instance=True,
+                     compiled=compile_args(model))
     with tf.Graph().as_default():
         try:
             built = model()
@@ -56,16 +58,22 @@ def describe(model, name=None):
             raise ValueError(f"`model` ({short(model)}) must be callable with no arguments "
                              f"and return a Keras model: {e}") from e
         check_model(built, f"`model` ({short(model)}) returned a value that")
-        return _info(name or getattr(model, "__name__", built.name),
-                     lambda **_: model(), built, instance=False)
+        info = _info(name or getattr(model, "__name__", built.name),
+                     lambda **_: model(), built, instance=False, compiled=None)
+        eager = keras3.is_model(built) and getattr(built, "compiled", False)
+        if not eager:
+            return dataclasses.replace(info, compiled=compile_args(built))
+    # Keras 3 reads its optimizer's learning-rate variable in `get_config`, which a graph
+    # cannot: compile()'s arguments come from one eager call of the function
+    return dataclasses.replace(info, compiled=compile_args(model()))
 
 
-def _info(name, factory, built, instance):
+def _info(name, factory, built, instance, compiled):
     return ModelInfo(name=name, factory=factory, input_shape=input_shape_of(built),
                      kind=kind_of(input_shape_of(built)), source=SOURCE, own=True,
                      instance=built if instance else None,
                      output_width=output_width_of(built), policy=built.dtype_policy.name,
-                     keras=keras3.generation(built), compiled=compile_args(built))
+                     keras=keras3.generation(built), compiled=compiled)
 
 
 def input_shape_of(model) -> Optional[Tuple[int, ...]]:

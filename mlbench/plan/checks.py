@@ -165,8 +165,8 @@ def check_keep_best(keep_best, produced, source):
                          f"{source.name!r} has none.")
 
 
-def check_monitors(callbacks, produced, source):
-    callbacks_lib.check_monitors(callbacks, produced, source.has_eval)
+def check_monitors(callbacks, produced, source, trained=()):
+    callbacks_lib.check_monitors(callbacks, produced, source.has_eval, trained)
 
 
 def check_labels(info, source, loss):

@@ -65,7 +65,9 @@ def resolve(arguments):
                                          objective.weighted_metrics)
     checks.check_target(a.target, source, produced)
     checks.check_keep_best(a.keep_best, produced, source)
-    checks.check_monitors(a.callbacks, produced, source)
+    trained = produced[:-1] if task_lib.uses_keras_task(info, objective.loss,
+                                                        objective.metrics) else ()
+    checks.check_monitors(a.callbacks, produced, source, trained)
     numerics = resolvers.numerics(info, a.precision, a.jit_compile)
     return RunPlan(
         mode="train", model=model, source=source,
@@ -80,7 +82,8 @@ def resolve(arguments):
         seed=a.seed, warmup=a.warmup, verbose=a.verbose,
         arguments=dict({k: recordable(v) for k, v in a.as_dict().items() if k != "callbacks"},
                        callbacks=[type(c).__name__ for c in a.callbacks or ()]),
-        rebuild=rundir.rebuild_record(a, info, model, numerics.precision))
+        rebuild=rundir.rebuild_record(a, info, model, numerics.precision,
+                                      getattr(source, "train_element_spec", None)))
 
 
 def _lengths(a, source):

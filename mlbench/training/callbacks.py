@@ -114,17 +114,16 @@ class CallbackList(Callback):
         self._each("on_run_stop", reached_target)
 
 
-def epoch_logs(blocks, learning_rate, metrics=None):
+def epoch_logs(blocks, learning_rate, metrics=None, train_metrics=None):
     """One epoch's logs in Keras' names and meanings: `loss` (the step-weighted mean
-    training loss of its blocks, `blocks` = [(steps, loss)]) and `learning_rate`, and for
-    an evaluated epoch the validation figures `val_loss` and `val_<metric>`.
-
-    mlbench computes its metrics on the eval set only, so a plain `<metric>` key (in
-    Keras the *training* figure) is never written: a validation value under a training
-    name would be a wrong number, and `check_monitors` refuses a callback watching one."""
+    training loss of its blocks, `blocks` = [(steps, loss)]), `learning_rate`, the
+    training metrics under their own names (`accuracy`: over the epoch's training
+    batches, computed for models of your own), and for an evaluated epoch the validation
+    figures `val_loss` and `val_<metric>`."""
     steps = sum(n for n, _ in blocks)
     logs = {"loss": sum(n * loss for n, loss in blocks) / steps if steps else math.nan,
             "learning_rate": learning_rate}
+    logs.update(train_metrics or {})
     for name, value in (metrics or {}).items():
         logs[log_name(name)] = value
     return logs
@@ -136,9 +135,11 @@ def log_name(metric):
     return "val_loss" if metric == "eval_loss" else f"val_{metric}"
 
 
-def log_names(produced, has_eval):
-    """Every key a run's epoch logs can carry, for metrics `produced`."""
-    return ["loss", "learning_rate"] + ([log_name(m) for m in produced] if has_eval else [])
+def log_names(produced, has_eval, trained=()):
+    """Every key a run's epoch logs can carry, for eval metrics `produced` and training
+    metrics `trained`."""
+    return (["loss", "learning_rate"] + list(trained) +
+            ([log_name(m) for m in produced] if has_eval else []))
 
 
 def keras_history(history):
@@ -152,10 +153,12 @@ def keras_history(history):
         previous = record["step"]
         metrics = record.get("metrics", metrics if by_pass else None)
         if record.get("epoch_end") if by_pass else "metrics" in record:
-            epochs.append(epoch_logs(blocks, record["lr"], metrics))
+            epochs.append(epoch_logs(blocks, record["lr"], metrics,
+                                     record.get("train_metrics")))
             blocks, metrics = [], None
     if blocks:
-        epochs.append(epoch_logs(blocks, history[-1]["lr"], metrics))
+        epochs.append(epoch_logs(blocks, history[-1]["lr"], metrics,
+                                 history[-1].get("train_metrics")))
     keys = []
     for logs in epochs:
         keys += [k for k in logs if k not in keys]
@@ -173,7 +176,7 @@ class KerasCallbacks(Callback):
         self.callbacks = list(callbacks)
         self.epoch, self.batch, self.blocks, self.open = 0, 0, [], False
         self.learning_rate, self.last_logs = None, {}
-        self.by_pass, self.pending = False, None
+        self.by_pass, self.pending, self.train_metrics = False, None, None
 
     def _each(self, method, *args):
         call_each(self.callbacks, method, *args)
@@ -203,6 +206,8 @@ class KerasCallbacks(Callback):
         logs = dict(logs or {})
         self.blocks.append((logs.pop("steps", 1), logs["loss"]))
         self.learning_rate = logs["learning_rate"]
+        self.train_metrics = logs.pop("train_metrics", None)
+        logs.update(self.train_metrics or {})  # as fit's batch logs carry them
         self._each("on_train_batch_end", self.batch, logs)
         self.batch += 1
 
@@ -223,7 +228,8 @@ class KerasCallbacks(Callback):
             self.pending = None
 
     def _end_epoch(self, metrics=None):
-        self.last_logs = epoch_logs(self.blocks, self.learning_rate, metrics)
+        self.last_logs = epoch_logs(self.blocks, self.learning_rate, metrics,
+                                    self.train_metrics)
         self._each("on_epoch_end", self.epoch, self.last_logs)
         self.epoch, self.open = self.epoch + 1, False
 
@@ -300,12 +306,12 @@ def check_callbacks(callbacks):
                              f"mlbench's loop: {reason}.")
 
 
-def check_monitors(callbacks, produced, has_eval):
+def check_monitors(callbacks, produced, has_eval, trained=()):
     """A Keras callback watching a log the run will never write (`monitor='val_loss'`
     without eval data, a metric the run does not compute, a training metric) is refused
     before anything is built: Keras itself only warns, every epoch, and the callback
     then never acts."""
-    available = log_names(produced, has_eval)
+    available = log_names(produced, has_eval, trained)
     for callback in callbacks or ():
         monitor = getattr(callback, "monitor", None)
         if isinstance(callback, Callback) or not isinstance(monitor, str) or \
@@ -322,8 +328,8 @@ def _monitor_hint(monitor, has_eval):
         return "the run has no eval data (give `eval_data`, or `validation_data` / " \
                "`validation_split` to `mlbench.fit`)."
     if not monitor.startswith("val_"):
-        return (f"mlbench computes metrics on the eval set only (monitor "
-                f"'val_{monitor}').")
+        return ("training metrics are computed for models of your own only (the zoo's "
+                f"are evaluated: monitor 'val_{monitor}').")
     return "no metric of the run has that name."
 
 

@@ -131,16 +131,22 @@ class Loop:
             first = block == 0 and not c.warmup
             n = 1 if first else cadence.next_boundary(step, bool(self.make_eval_dataset)) - step
             with self._maybe_trace(block):
-                outcome = self._train_block(step, n, timing, first)
+                outcome, train_metrics = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
             record = self._record(step, outcome, timing, run_start, state["history"])
+            if train_metrics is not None:
+                record["train_metrics"] = train_metrics
             if self.make_eval_dataset and (cadence.eval_due(step) or step >= cadence.train_steps):
                 state["metrics"] = self._evaluate(step, record)
                 if target_met(state["metrics"], cadence.target):
                     state["reached"], state["ttq"] = True, time.perf_counter() - run_start
+            evaluated = "metrics" in record
             if cadence.epoch_due(step):
                 record["epoch_end"] = True
                 self.callbacks.on_epoch_boundary(step)
+            if self.step.train_metrics and (cadence.epoch_due(step) if cadence.epoch_steps
+                                            else evaluated):
+                self.step.task.reset_train_metrics()  # the next epoch's figures start
             if self.manager and (cadence.checkpoint_due(step) or state["reached"]):
                 self._save(step, loss)
                 saved = step
@@ -170,9 +176,11 @@ class Loop:
         # the run before any checkpoint of the diverged weights is written.
         if self.step.mode == "train" and not math.isfinite(outcome.loss):
             raise DivergenceError(step + n, outcome.loss)
-        self.callbacks.on_block_stop(step + n, {"loss": outcome.loss, "steps": n,
-                                                "learning_rate": outcome.learning_rate})
-        return outcome
+        logs = {"loss": outcome.loss, "steps": n, "learning_rate": outcome.learning_rate}
+        if self.step.train_metrics:
+            logs["train_metrics"] = self.step.task.train_metrics()
+        self.callbacks.on_block_stop(step + n, logs)
+        return outcome, logs.get("train_metrics")
 
     def _record(self, step, outcome, timing, run_start, history):
         eps = timing.examples_per_second()

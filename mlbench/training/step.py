@@ -77,6 +77,10 @@ class TrainStep:
         self.gradient_accumulation_steps = gradient_accumulation_steps
         self.loss_scaled = precision.uses_loss_scale(optimizer) if optimizer is not None else False
         self.mode, self.coordinator = mode, coordinator
+        # a task with metrics (your own model's) computes them on the training batches
+        # too, as fit logs them; not under parameter servers, whose closures may re-run
+        self.train_metrics = (mode == "train" and coordinator is None and
+                              hasattr(task, "update_train_metrics"))
         self.log = log or logging.getLogger("mlbench").warning
         self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
         # Every trace of the step: {'step', 'inputs', 'seconds' (of the call that traced:
@@ -109,6 +113,8 @@ class TrainStep:
             with tf.GradientTape() as tape:
                 outputs = self.model(self.task.inputs(micro), training=True)
                 per_example = self.task.per_example_loss(micro, outputs)
+                if self.train_metrics:
+                    self.task.update_train_metrics(micro, outputs)
                 loss = tf.nn.compute_average_loss(per_example,
                                                   global_batch_size=self.global_batch_size)
                 loss = loss + self._regularization_loss()

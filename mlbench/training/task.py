@@ -210,6 +210,11 @@ class KerasTask(ClassificationTask):
         self.metric_objects = [_metric(s, self.sparse, loss, probabilities, shapes, name)
                                for s, name in zip(specs + weighted, self.metric_names)]
         self.weighted = [False] * len(specs) + [True] * len(weighted)
+        # the same metrics on the training batches, as Keras' fit logs them (`accuracy`
+        # beside `val_accuracy`): their own variables, reset at each epoch's end
+        self.train_metric_objects = [_metric(s, self.sparse, loss, probabilities, shapes,
+                                             name)
+                                     for s, name in zip(specs + weighted, self.metric_names)]
 
     def per_example_loss(self, batch, outputs):
         """The loss of each example, times its sample weight when the data has one (a
@@ -235,12 +240,7 @@ class KerasTask(ClassificationTask):
 
     def eval_counts(self, batch, outputs):
         outputs = tf.cast(outputs, tf.float32)
-        labels, weights = _rank_matched(batch[1], outputs), batch[2] if len(batch) > 2 else None
-        for metric, weighted in zip(self.metric_objects, self.weighted):
-            if weighted and weights is not None:
-                metric.update_state(labels, outputs, sample_weight=weights)
-            else:
-                metric.update_state(labels, outputs)
+        _update(self.metric_objects, self.weighted, batch, outputs)
         return {"loss_sum": tf.reduce_sum(self.per_example_loss(batch, outputs)),
                 "count": tf.cast(tf.shape(batch[1])[0], tf.float32)}
 
@@ -248,11 +248,34 @@ class KerasTask(ClassificationTask):
         for metric in self.metric_objects:
             metric.reset_state()
 
+    def update_train_metrics(self, batch, outputs):
+        """The training metrics on one (micro-)batch, inside the step (no host read)."""
+        _update(self.train_metric_objects, self.weighted, batch, tf.cast(outputs, tf.float32))
+
+    def train_metrics(self):
+        """{name: value} of the training metrics since the last reset (a host read)."""
+        return {name: float(m.result())
+                for name, m in zip(self.metric_names, self.train_metric_objects)}
+
+    def reset_train_metrics(self):
+        for metric in self.train_metric_objects:
+            metric.reset_state()
+
     def metrics(self, sums):
         values = {name: float(m.result())
                   for name, m in zip(self.metric_names, self.metric_objects)}
         values["eval_loss"] = float(sums["loss_sum"] / max(sums["count"], 1.0))
         return values
+
+
+def _update(metrics, weighted, batch, outputs):
+    """Each metric on the batch; the weighted ones with its sample weights, if any."""
+    labels, weights = _rank_matched(batch[1], outputs), batch[2] if len(batch) > 2 else None
+    for metric, with_weights in zip(metrics, weighted):
+        if with_weights and weights is not None:
+            metric.update_state(labels, outputs, sample_weight=weights)
+        else:
+            metric.update_state(labels, outputs)
 
 
 def _rank_matched(labels, outputs):
@@ -265,10 +288,10 @@ def _rank_matched(labels, outputs):
 
 def _per_example_loss(loss, probabilities):
     import tf_keras as keras
-    if isinstance(loss, keras.losses.Loss):  # a fresh copy that does not reduce
-        return type(loss).from_config({**loss.get_config(), "reduction": "none"})
-    if keras3.is_loss(loss):  # Keras 3 says "no reduction" with None
-        return type(loss).from_config({**loss.get_config(), "reduction": None})
+    if isinstance(loss, keras.losses.Loss) or keras3.is_loss(loss):
+        # `call` is a Loss's per-example value before its reduction, in both generations;
+        # a copy from `get_config` would not do: Keras 3's Huber drops its `delta` there
+        return loss.call
     if isinstance(loss, str):
         function = keras.losses.get(loss)
         if loss in _FROM_LOGITS_LOSSES:
