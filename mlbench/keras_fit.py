@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from mlbench import keras3
+from mlbench.reprs import short
 
 KERAS_DEFAULT_BATCH_SIZE = 32
 
@@ -104,7 +105,7 @@ def _data(x, y, sample_weight, batch_size, validation_split, validation_data,
         for name, value in (("y", y), ("sample_weight", sample_weight),
                             ("batch_size", batch_size)):
             if value is not None:
-                raise ValueError(f"`{name}` ({value!r}) is not taken with a dataset `x`, as "
+                raise ValueError(f"`{name}` ({short(value)}) is not taken with a dataset `x`, as "
                                  "in Keras: the dataset yields its own batches (x, y[, "
                                  "sample_weight]).")
         if validation_split:

