@@ -11,6 +11,7 @@ Keras `compile`d model or an Orbit evaluator; mlbench's eval is its task's count
 over replicas, and its checkpoints hold mlbench's (model, optimizer) pair.
 """
 import dataclasses
+import logging
 import os
 import time
 from typing import Dict, Optional
@@ -85,6 +86,22 @@ def _restore(parts, path):
     parts.checkpoint.restore(path).expect_partial()
 
 
+def _newest_intact(model_dir, parts, checkpoint, path):
+    """`path` when a checkpoint was named; else the newest one that reads back whole,
+    restored (a reader never moves a run's files: a damaged newest one is named and the
+    previous one used)."""
+    if checkpoint is not None:
+        _restore(parts, path)
+        return path
+    found = checkpoints.restore_newest_intact(
+        model_dir, lambda p: _restore(parts, p), logging.getLogger("mlbench").warning,
+        set_aside=False)
+    if found is None:
+        raise ValueError(f"`model_dir` ({model_dir!r}) holds no checkpoint that can be "
+                         "restored (each failed to read back; see the warnings above).")
+    return found
+
+
 def load(model_dir, checkpoint=None, model=None, data=None):
     """The run in `model_dir` as a TrainResult, its model restored from a checkpoint.
 
@@ -102,7 +119,7 @@ def load(model_dir, checkpoint=None, model=None, data=None):
     """
     path = checkpoint_path(model_dir, checkpoint)
     record, plan, parts = _rebuilt(model_dir, model, data, needs_data=False)
-    _restore(parts, path)
+    path = _newest_intact(model_dir, parts, checkpoint, path)
     summary = result_files.read_if_present("train", model_dir) or {
         "status": "running", "steps": step_of(path), "final_metrics": {},
         "reached_target": False, "time_to_quality_s": None, "examples_per_second": None,
@@ -197,8 +214,29 @@ def watch(model_dir, data=None, model=None, timeout=None, poll_s=1.0, verbose=Tr
                 if verbose:
                     print(evaluation.line(), flush=True)
         if ended or _past(deadline):
+            _name_missed(model_dir, done, verbose)
             return evaluations
         time.sleep(poll_s)
+
+
+def _name_missed(model_dir, done, verbose):
+    """Names the checkpoint steps the run wrote (by its cadence, in run.json) that the
+    sidecar never saw: written and removed between two of its polls."""
+    cadence = rundir.read(model_dir).get("cadence")
+    summary = result_files.read_if_present("train", model_dir)
+    if not cadence or not summary:
+        return []
+    from mlbench.training.cadence import Cadence
+    plan = Cadence(**cadence)
+    seen = {step_of(p) for p in done}
+    first = (summary.get("resumed_from_step") or 0) + 1
+    missed = [s for s in range(first, summary["steps"] + 1)
+              if plan.checkpoint_due(s) and s not in seen]
+    if missed and verbose:
+        print(f"not evaluated: checkpoint step(s) {missed}, written and removed by the "
+              "training job between two polls (it keeps the last "
+              f"{checkpoints.KEEP} only)", flush=True)
+    return missed
 
 
 def _past(deadline):

@@ -156,7 +156,8 @@ def _wait(procs, timeout_s, decisive=None, restart=None, beats=None):
             if rc not in (None, 0):
                 silent = _silent(beats, procs, name)
                 _stop(procs)
-                return rc if rc > 0 else 1, name, silent  # killed by a signal: rc < 0
+                # killed by a signal (rc = -signum): the shell's code for it, 128 + signum
+                return rc if rc > 0 else 128 - rc, name, silent
         if all(p.poll() == 0 for p in active.values()):
             _stop(procs)
             return 0, None, None

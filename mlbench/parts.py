@@ -5,6 +5,7 @@ task, the compiled `TrainStep`, the checkpoint (restored from `model_dir` when
 the plan resumes), and the input pipelines, adapted to the model's input.
 """
 import dataclasses
+import logging
 from typing import Any, Callable, Optional
 
 import tensorflow as tf
@@ -15,6 +16,8 @@ from mlbench import precision as precision_lib
 from mlbench.distribute import strategies
 from mlbench.models import own
 from mlbench.training import task as task_lib
+from mlbench.distribute import cluster
+from mlbench.training import checkpoints
 from mlbench.training.checkpoints import latest_checkpoint
 from mlbench.training.step import TrainStep
 
@@ -57,7 +60,7 @@ def build(plan, log=None):
                      jit_compile=plan.numerics.jit_compile, mode=plan.mode, log=log,
                      coordinator=coordinator)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
-    resumed_from = _restore(checkpoint, plan)
+    resumed_from = _restore(checkpoint, plan, log or logging.getLogger("mlbench").warning)
     if not resumed_from and plan.directory.init_checkpoint:
         _warm_start(model, plan.directory.init_checkpoint)
     done = int(optimizer.iterations.numpy())
@@ -132,14 +135,26 @@ def _optimizer(objective, model):
                                            keras3.generation(model))
 
 
-def _restore(checkpoint, plan):
-    """Resumes from the latest checkpoint in `model_dir`; its path, or None."""
-    latest = latest_checkpoint(plan.directory.model_dir) if plan.directory.resume else None
-    if latest:
-        # Optimizer slots are restored when the first step creates them; a run that only
-        # reports its stored result creates none, and that is expected.
-        checkpoint.restore(latest).expect_partial()
-    return latest
+def _restore(checkpoint, plan, log):
+    """Resumes from the newest intact checkpoint in `model_dir`; its path, or None.
+
+    The chief first repairs the bookkeeping (`checkpoints.recover`: half-written folders,
+    a lost state file) and sets aside a newest checkpoint that does not read back whole;
+    other workers restore what the state file names."""
+    model_dir = plan.directory.model_dir
+    if not plan.directory.resume or not model_dir:
+        return None
+    # Optimizer slots are restored when the first step creates them; a run that only
+    # reports its stored result creates none, and that is expected.
+    def restore(path):
+        checkpoint.restore(path).expect_partial()
+    if not cluster.is_chief():
+        latest = latest_checkpoint(model_dir)
+        if latest:
+            restore(latest)
+        return latest
+    checkpoints.recover(model_dir, log)
+    return checkpoints.restore_newest_intact(model_dir, restore, log)
 
 
 def _warm_start(model, path):

@@ -34,13 +34,66 @@ def write(kind, folder, data, indent=2):
     return path
 
 
+class MalformedResult(ValueError):
+    """A result file that is not what its kind writes: bad JSON or a field of the wrong
+    type (exit 2, naming the file and the first bad field)."""
+
+
+# The fields every reader relies on, per kind, with the JSON types they must have
+# (None: null allowed). Checked on every read: a garbled file is named, never half-read.
+NUMBER = (int, float)
+FIELDS = {
+    "train": {"final_metrics": dict, "steps": int, "history": list, "config": dict,
+              "ran": dict, "reached_target": bool, "status": str,
+              "examples_per_second": NUMBER + (type(None),),
+              "time_to_quality_s": NUMBER + (type(None),)},
+    "benchmark": {"model": str, "images_per_sec": dict, "runs": list, "num_devices": int,
+                  "batch_size": int},
+    "suite": {"results": list},
+    "mlperf": {"score": dict, "runs": list, "settings": dict},
+}
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+               int: "an integer", float: "a number", type(None): "null"}
+
+
+def check_fields(kind, data, file):
+    """Raises MalformedResult naming `file` and the first field missing or of a wrong type."""
+    if not isinstance(data, dict):
+        raise MalformedResult(f"{file!r} holds {_json_name(data)}, not a {kind} result "
+                              "(a JSON object).")
+    for field, types in FIELDS[kind].items():
+        types = types if isinstance(types, tuple) else (types,)
+        value = data.get(field, KeyError)
+        if value is KeyError:
+            raise MalformedResult(f"{file!r} is not a well-formed {kind} result: field "
+                                  f"{field!r} is missing.")
+        wrong = isinstance(value, bool) and bool not in types  # JSON true is no number
+        if wrong or not isinstance(value, types):
+            raise MalformedResult(
+                f"{file!r} is not a well-formed {kind} result: field {field!r} is "
+                f"{_json_name(value)}, expected {' or '.join(_JSON_NAMES[t] for t in types)}.")
+
+
+def _json_name(value):
+    return next((name for t, name in _JSON_NAMES.items()
+                 if isinstance(value, t) and not (isinstance(value, bool) and t is not bool)),
+                type(value).__name__)
+
+
 def read(path, expected=None, argument="path"):
     """(kind, folder, data) of the result file at `path` (a file, or a folder holding
     one); with `expected`, any other kind is refused naming what was found. Errors name
-    `argument`, the caller's name for `path`."""
+    `argument`, the caller's name for `path`; a malformed file is MalformedResult naming
+    the file and its first bad field."""
     file = _file(path, argument)
-    with open(file) as f:
-        data = json.load(f)
+    try:
+        with open(file) as f:
+            data = json.load(f)
+    except ValueError as e:  # json.JSONDecodeError, UnicodeDecodeError
+        raise MalformedResult(f"{file!r} is not valid JSON ({e}): a truncated or garbled "
+                              "result file; re-run what wrote it.") from None
+    if not isinstance(data, dict):
+        check_fields(expected if isinstance(expected, str) else "result", data, file)
     # unstamped (older) files: by their fields, else the kind the caller expects there
     kind = data.get("kind") or _recognised(data) or (
         expected if isinstance(expected, str) else None)
@@ -51,6 +104,7 @@ def read(path, expected=None, argument="path"):
     if expected is not None and kind not in ((expected,) if isinstance(expected, str)
                                              else expected):
         raise ValueError(f"{file!r} holds a {kind} result, not {expected}.")
+    check_fields(kind, data, file)
     return kind, os.path.dirname(file), data
 
 

@@ -73,10 +73,13 @@ def rebuild_record(arguments, info, model_plan, precision, element_spec=None):
 
 
 def write(model_dir, plan):
-    """Writes run.json (the record and the run's arguments) into `model_dir`."""
+    """Writes run.json (the record, the run's arguments and its cadence: the sidecar knows
+    from it which checkpoints the run writes) into `model_dir`."""
     if model_dir and plan.rebuild is not None:
-        write_json(os.path.join(model_dir, FILE), dict(plan.rebuild, arguments=plan.arguments),
-                   indent=1)
+        import dataclasses
+        write_json(os.path.join(model_dir, FILE),
+                   dict(plan.rebuild, arguments=plan.arguments,
+                        cadence=dataclasses.asdict(plan.cadence)), indent=1)
 
 
 def read(model_dir):

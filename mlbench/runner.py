@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import signal
 import tempfile
 
@@ -26,6 +27,7 @@ from mlbench.results import TrainResult
 from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
+from mlbench.training import dirlock
 from mlbench.training.loop import Loop, LoopConfig, target_met
 from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
@@ -82,13 +84,31 @@ def run(plan, callbacks=None):
     """
     progress = (Progress(plan.cadence.train_steps, plan.distribution.global_batch_size)
                 if plan.verbose else None)
-    with progress or contextlib.nullcontext():  # closed however the run ends
-        return _run(plan, callbacks, progress)
-
-
-def _run(plan, callbacks, progress):
-    log = progress.write if progress else None
     model_dir = writable_model_dir(plan.directory.model_dir)
+    with progress or contextlib.nullcontext():  # closed however the run ends
+        with _owned(model_dir, plan.directory.model_dir,
+                    progress.write if progress else logging.getLogger("mlbench").warning):
+            return _run(plan, callbacks, progress, model_dir)
+
+
+@contextlib.contextmanager
+def _owned(model_dir, asked, log):
+    """The chief holds its model_dir's lock for the run (one writer per directory); a
+    worker's throw-away directory is removed when the run ends, however it ends."""
+    if model_dir is None:
+        yield
+    elif model_dir != asked:
+        try:
+            yield
+        finally:
+            shutil.rmtree(model_dir, ignore_errors=True)
+    else:
+        with dirlock.held(model_dir, log):
+            yield
+
+
+def _run(plan, callbacks, progress, model_dir):
+    log = progress.write if progress else None
     with _causes_named(plan):  # building places variables on a ps that may already be gone
         parts = build(plan, log=log or logging.getLogger("mlbench").info)
     stored = stored_result(plan, parts)
@@ -109,9 +129,11 @@ def _run(plan, callbacks, progress):
     listeners.set_model(parts.model)
     loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
                 listeners)
-    gin_config.write(model_dir)
-    rundir.write(model_dir, plan)
-    write_hparams(model_dir, plan)
+    with disk_full_named(model_dir or ".", "writing the run's record (run.json, its gin "
+                         "config and hparams)", lambda: latest_checkpoint(model_dir)):
+        gin_config.write(model_dir)
+        rundir.write(model_dir, plan)
+        write_hparams(model_dir, plan)
     loop.callbacks.on_configured(configured_info(plan))
     with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state):
         outcome = loop.run()

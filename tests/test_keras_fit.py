@@ -225,3 +225,18 @@ def test_subclassed_and_two_input_models_train_resume_export_and_load_without_da
     line = [s for s in out.stdout.splitlines() if s.startswith("steps")][0]
     dtype = "int32" if which == "token" else "float32"
     assert f"steps {again.result.steps} " in line and f"'{dtype}'" in line
+
+
+def test_a_model_overriding_train_step_is_refused_by_name_before_model_dir_exists(tmp_path):
+    class OwnStep(keras.Model):
+        def train_step(self, data):
+            return super().train_step(data)
+
+    def build():
+        inputs = keras.Input((16,))
+        model = OwnStep(inputs, keras.layers.Dense(4)(inputs))
+        model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+    with pytest.raises(ValueError, match=r"\(OwnStep\) overrides \['train_step'\]"):
+        mlbench.fit(build(), X, Y, verbose=0, model_dir=str(tmp_path / "run"))
+    assert not (tmp_path / "run").exists()

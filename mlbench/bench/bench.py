@@ -82,15 +82,16 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     plan, settings = resolve_benchmark(arguments)
     log = print if verbose else None
     parts = build(plan)
+    unit = models.unit_of(plan.model.info)
     timer = StepTimer(num_warmup_batches, plan.distribution.global_batch_size, clock, log,
-                      display_every)
+                      display_every, unit)
     compile_s = _timed_steps(plan, parts, timer, 1)[0]
     # The Loop profiles a run's second step (the first may carry a trace or compile).
     traced = trace_dir if num_warmup_batches + num_batches > 1 else None
     runs = []
     for i in range(num_runs):
         if log:
-            log(f"run {i + 1}/{num_runs}\nStep\tImg/sec")
+            log(f"run {i + 1}/{num_runs}\nStep\t{models.UNIT_ABBREVIATION[unit]}/sec")
         _timed_steps(plan, parts, timer, num_warmup_batches + num_batches,
                      trace_dir=traced if i == 0 else None)
         runs.append(timer.run_stats())
@@ -153,7 +154,8 @@ def _result(plan, settings, runs, compile_s, ran, forward_only, model):
                            variable_update=settings["variable_update"], runs=runs,
                            images_per_sec=across, compile_s=compile_s, ran=ran,
                            flops_per_example=flops, mfu=mfu, peak_flops=peak,
-                           peak_source=source, environment=machine.environment())
+                           peak_source=source, environment=machine.environment(),
+                           unit=models.unit_of(plan.model.info))
 
 
 def _utilisation(plan, model, images_per_sec, forward_only):
@@ -164,5 +166,10 @@ def _utilisation(plan, model, images_per_sec, forward_only):
     except ValueError as e:  # no FLOPs figure for this model (BERT)
         return None, None, None, str(e)
     peak, how = bench_peak.peak_flops(plan.numerics.precision, plan.distribution.replicas)
-    mfu, how = bench_peak.utilisation(flops * images_per_sec, peak, how)
+    import tensorflow as tf
+    cpu = not tf.config.list_physical_devices("GPU")  # a data-sheet GPU peak is not re-measured
+    mfu, how = bench_peak.utilisation(
+        flops * images_per_sec, peak, how,
+        (lambda: bench_peak.measured_cpu_peak(plan.numerics.precision, refresh=True))
+        if cpu else None)
     return flops, mfu, peak, how

@@ -42,9 +42,10 @@ class BenchmarkResult:
     breakdown: Optional[Any] = None
     projection: Optional[Dict[str, Any]] = None
     diagnosis: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    unit: str = "images"  # what one example is: images, sequences (BERT) or examples
 
     def to_dict(self):
         return dataclasses.asdict(self)
 
     def total_line(self):
-        return f"total images/sec: {self.images_per_sec['mean']:.2f}"
+        return f"total {self.unit}/sec: {self.images_per_sec['mean']:.2f}"

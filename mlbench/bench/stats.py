@@ -22,9 +22,10 @@ class RunStats:
     num_steps: int
     step_times: List[float]
 
-    def line(self):
-        return (f"images/sec: {self.images_per_sec_mean:.1f} +/- {self.images_per_sec_stderr:.1f} "
-                f"(jitter = {self.jitter:.1f})")
+    def line(self, unit="images"):
+        """tf_cnn_benchmarks' line, in the model's unit (images, sequences, examples)."""
+        return (f"{unit}/sec: {self.images_per_sec_mean:.1f} +/- "
+                f"{self.images_per_sec_stderr:.1f} (jitter = {self.jitter:.1f})")
 
 
 def perf_timing(global_batch_size, step_times):

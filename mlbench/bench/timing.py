@@ -21,8 +21,8 @@ class StepTimer(Callback):
     """
 
     def __init__(self, num_warmup, global_batch_size, clock=time.perf_counter, log=None,
-                 display_every=10):
-        self.num_warmup, self.global_batch_size = num_warmup, global_batch_size
+                 display_every=10, unit="images"):
+        self.num_warmup, self.global_batch_size, self.unit = num_warmup, global_batch_size, unit
         self.clock, self.log, self.display_every = clock, log, display_every
         self.reset()
 
@@ -39,7 +39,8 @@ class StepTimer(Callback):
         self.durations.append(self._last_stop - self._start)
         timed = self.timed()
         if self.log and timed and len(timed) % self.display_every == 0:
-            self.log(f"{len(timed)}\t{stats.run_stats(timed, self.global_batch_size).line()}")
+            self.log(f"{len(timed)}\t"
+                     f"{stats.run_stats(timed, self.global_batch_size).line(self.unit)}")
 
     def timed(self):
         return self.durations[self.num_warmup:]

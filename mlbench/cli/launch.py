@@ -38,6 +38,16 @@ def run_launch(args):
               "the same command to resume.", file=sys.stderr)
     elif failed:
         what = ("did not reach its target" if code == EXIT_TARGET else
-                f"failed (exit code {code})")
+                f"was stopped by {_signal_name(code)} (exit code {code})"
+                if _signal_name(code) else f"failed (exit code {code})")
         print(f"mlbench launch: {failed} {what}; stopped the others.", file=sys.stderr)
     return code
+
+
+def _signal_name(code):
+    """'SIGKILL' for exit code 137 (128 + the signal's number), else None."""
+    import signal
+    try:
+        return signal.Signals(code - 128).name if code > 128 else None
+    except ValueError:
+        return None

@@ -1,5 +1,5 @@
 """`mlbench report` and `mlbench compare`: what runs wrote, on one page or judged."""
-from mlbench.cli.common import EXIT_FAILED, EXIT_OK
+from mlbench.cli.common import EXIT_FAILED, EXIT_OK, add_boolean
 from mlbench.files import write_json
 
 
@@ -26,12 +26,16 @@ def compare_flags(parser):
     parser.add_argument("--fail_on_regression", metavar="PCT",
                         help="exit 1 when a configuration is slower by more than PCT (e.g. "
                              "5%%) and beyond the noise band.")
+    add_boolean(parser, "allow_incomparable", "with --fail_on_regression: a figure or "
+                "configuration missing on a side is shown but does not fail (by default it "
+                "exits 1: a gate must not pass on a missing or malformed result).")
     parser.add_argument("--json", help="write the comparison to this JSON file.")
 
 
 def run_compare(args):
     from mlbench.reporting.compare import compare
-    result = compare(args.baseline, args.candidate, args.fail_on_regression)
+    result = compare(args.baseline, args.candidate, args.fail_on_regression,
+                     bool(args.allow_incomparable))
     print(result.table())
     if args.json:
         write_json(args.json, result.to_dict())

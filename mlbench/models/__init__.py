@@ -96,3 +96,13 @@ def flops(name):
 
 __all__ = ["get", "list_models", "flops", "flops_of", "info", "resolve", "register",
            "unregister", "input_shape", "count_graph_flops"]
+
+
+# What one example of a model is, for every throughput line: the page's "images/sec" for
+# images, sequences/sec for BERT, examples/sec for vectors and models of several inputs.
+UNIT_ABBREVIATION = {"images": "Img", "sequences": "Seq", "examples": "Ex"}
+
+
+def unit_of(info):
+    """'images', 'sequences' or 'examples' for a model's ModelInfo."""
+    return {"image": "images", "bert": "sequences"}.get(info.kind, "examples")

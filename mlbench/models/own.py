@@ -36,13 +36,31 @@ def is_keras_model(value):
 def check_model(value, what):
     """`value` is a model mlbench can train (tf_keras, or Keras 3 on TensorFlow)."""
     if isinstance(value, keras.Model):
-        return value
+        return _without_own_step(value, keras.Model, what)
     if keras3.is_model(value):
         keras3.check_backend(what)
-        return value
+        return _without_own_step(value, keras3.loaded().Model, what)
     raise ValueError(f"{what} ({short(value)}) is not a Keras model; expected a function "
                      "returning one (tf_keras or Keras 3), a built keras.Model, or a name "
                      "from mlbench.models.list_models().")
+
+
+# `fit`'s per-step hooks a model may override; mlbench's step does their work itself
+CUSTOM_STEPS = ("train_step", "test_step", "compute_loss")
+
+
+def _without_own_step(model, base, what):
+    """Refuses a model whose class overrides `fit`'s step: mlbench's step would not run the
+    override (it computes the loss and applies the gradients itself, which is what makes
+    accumulation, loss scaling and distribution exact)."""
+    overridden = [name for name in CUSTOM_STEPS
+                  if getattr(type(model), name, None) is not getattr(base, name, None)]
+    if overridden:
+        raise ValueError(f"{what} ({type(model).__name__}) overrides {overridden}: mlbench "
+                         "trains with its own step, which would not run that code. Move "
+                         "its maths into `call` (and `add_loss`), or keep `model.fit` for "
+                         "this model.")
+    return model
 
 
 def describe(model, name=None):

@@ -11,6 +11,7 @@ from mlbench.distribute import cluster, strategies
 from mlbench.reprs import short
 from mlbench.training import callbacks as callbacks_lib
 from mlbench.training import task as task_lib
+from mlbench.training import dirlock
 from mlbench.training.checkpoints import latest_checkpoint
 
 
@@ -117,6 +118,9 @@ def check_model_dir(model_dir, resume=True):
                          "directory; expected a directory path.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"`model_dir` ({model_dir!r}): {existing!r} is not writable.")
+    busy = os.path.isdir(model_dir) and cluster.is_chief() and dirlock.holder(model_dir)
+    if busy is not None and busy is not False:
+        raise dirlock.RunDirectoryBusy(dirlock.busy_message(model_dir, busy))
     latest = latest_checkpoint(model_dir) if not resume and cluster.is_chief() else None
     if latest:
         raise ValueError(f"`model_dir` ({model_dir!r}) holds checkpoints "
@@ -185,6 +189,12 @@ def check_labels(info, source, loss):
                          f"0..{(width or 1) - 1}.")
 
 
+def is_fraction(metric):
+    """Metrics bounded by [0, 1] (a target outside can never be met)."""
+    return metric in ("top1", "top5", "auc", "precision", "recall") or \
+        metric.endswith("accuracy")
+
+
 def check_target(target, source, produced):
     """A target names metrics the run produces, and the run has an eval set to meet it."""
     if target is None:
@@ -199,6 +209,10 @@ def check_target(target, source, produced):
            not isinstance(v, (int, float))}
     if bad:
         raise ValueError(f"`target` ({target!r}): values must be numbers; {bad} are not.")
+    out_of_range = {k: v for k, v in target.items() if is_fraction(k) and not 0 <= v <= 1}
+    if out_of_range:
+        raise ValueError(f"`target` ({target!r}): {out_of_range} can never be met: "
+                         "accuracies, AUC, precision and recall lie between 0 and 1.")
     if not source.has_eval:
         what = "synthetic" if source.on_device else "no eval_data was given"
         raise ValueError(f"`target` ({target!r}) needs an eval set; data {source.name!r} "

@@ -31,7 +31,19 @@ def train_arguments(explicit, defaults):
     if unknown:
         raise ValueError(f"gin binding(s) {['train.' + n for n in unknown]} name no argument "
                          f"of `mlbench.train`; known: {sorted(defaults)}.")
-    return TrainArguments(**{**defaults, **bound, **explicit})
+    return TrainArguments(**{**defaults, **_without_replaced(bound, explicit), **explicit})
+
+
+# An explicit length or cadence replaces gin's choice of unit: `--train_steps=N` over a gin
+# file's `train.train_epochs` is N steps, not a conflict (explicit flags win).
+_ONE_OF = (("train_steps", "train_epochs"), ("eval_every", "eval_every_epochs"))
+
+
+def _without_replaced(bound, explicit):
+    """gin's bindings less the ones an explicit argument of the same pair replaces."""
+    dropped = {other for pair in _ONE_OF for given, other in (pair, pair[::-1])
+               if explicit.get(given) is not None and other not in explicit}
+    return {k: v for k, v in bound.items() if k not in dropped}
 
 
 def as_train_arguments(arguments):

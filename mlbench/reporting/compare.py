@@ -45,10 +45,15 @@ class Comparison:
     only_in_candidate: List[tuple]
     threshold: Optional[float]
     environment: List[str] = dataclasses.field(default_factory=list)
+    allow_incomparable: bool = False
 
     @property
     def regressed(self):
-        return any(r.regression for r in self.rows)
+        """A row slower beyond the threshold, or, with a threshold, a configuration of the
+        baseline the candidate lacks (a CI gate must not pass on a missing result)."""
+        missing = bool(self.only_in_baseline or not self.rows)
+        return any(r.regression for r in self.rows) or (
+            self.threshold is not None and missing and not self.allow_incomparable)
 
     def table(self):
         lines = compare_runs.header_lines(self.baseline, self.candidate, self.environment)
@@ -110,15 +115,23 @@ def judge(baseline, candidate, threshold=None):
     return Row(sources.configuration(baseline), b, c, ratio, noise, verdict, regression)
 
 
-def compare(baseline, candidate, fail_on_regression=None):
+def compare(baseline, candidate, fail_on_regression=None, allow_incomparable=False):
     """Compares two benchmark runs or suites (paths or `sources.Source`), two train runs or
     two MLPerf run sets (`mlbench.reporting.compare_runs`).
 
     Args:
       baseline / candidate: directories (or files) a benchmark or suite wrote.
       fail_on_regression: '5%' or 0.05: rows slower beyond this and the noise band are
-        marked as regressions (`Comparison.regressed`).
+        marked as regressions (`Comparison.regressed`), and so is a figure or a
+        configuration missing on the candidate's side.
+      allow_incomparable: with `fail_on_regression`, a missing figure or configuration
+        is shown but does not fail.
     """
+    result = _compare(baseline, candidate, fail_on_regression)
+    return dataclasses.replace(result, allow_incomparable=allow_incomparable)
+
+
+def _compare(baseline, candidate, fail_on_regression=None):
     threshold = None if fail_on_regression is None else parse_threshold(fail_on_regression)
     base, cand = (s if isinstance(s, sources.Source) else sources.load(s)
                   for s in (baseline, candidate))

@@ -68,10 +68,13 @@ class RunComparison:
     rows: List[RunRow]
     environment: List[str]
     threshold: Optional[float]
+    allow_incomparable: bool = False
 
     @property
     def regressed(self):
-        return any(r.regression for r in self.rows)
+        return any(r.regression and not (self.allow_incomparable and
+                                         r.verdict.startswith("not comparable"))
+                   for r in self.rows)
 
     def table(self):
         lines = header_lines(self.baseline, self.candidate, self.environment,
@@ -107,8 +110,9 @@ def steps_to_target(result):
 def _judged(quantity, b, c, band, threshold, lower_is_better=True):
     """A faster / slower / within-noise verdict beyond `band` (a fraction): for a time
     lower is better, for a rate higher is."""
-    if not b or c is None:
-        return RunRow(quantity, b, c, "not comparable (missing on a side)")
+    if not b or c is None:  # a CI gate fails on it: garbage must not pass as "no change"
+        return RunRow(quantity, b, c, "not comparable (missing on a side)",
+                      threshold is not None)
     ratio = c / b
     gain = 1 - ratio if lower_is_better else ratio - 1
     verdict = "faster" if gain > band else "slower" if -gain > band else "within noise"
@@ -121,7 +125,7 @@ def compare_train(base, cand, threshold=None):
     b, c = base.data, cand.data
     steps_b, steps_c = steps_to_target(b), steps_to_target(c)
     if steps_b is None or steps_c is None:
-        steps_verdict = "not comparable (not reached on a side)"
+        steps_verdict = "not comparable (not reached on a side)"  # shown, not a failure
     else:
         steps_verdict = ("fewer steps" if steps_c < steps_b else "more steps"
                          if steps_c > steps_b else "same steps")

@@ -43,8 +43,13 @@ class Cadence:
         return self.eval_offset + ((step - self.eval_offset) // self.eval_every + 1) * self.eval_every
 
     def checkpoint_due(self, step):
-        every = self.checkpoint_every or self.eval_every
-        return step >= self.train_steps or bool(every) and step % every == 0
+        """At the end, every `checkpoint_every` steps, or else at each eval (offset
+        included: the evals of an MLPerf run with an eval offset each get one)."""
+        if step >= self.train_steps:
+            return True
+        if self.checkpoint_every:
+            return step % self.checkpoint_every == 0
+        return self.eval_due(step)
 
     def next_boundary(self, step, evaluates):
         """The next step at which the host must stop: an eval (when `evaluates`), a

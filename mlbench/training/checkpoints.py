@@ -28,10 +28,17 @@ def directory(model_dir):
 
 
 def latest_checkpoint(model_dir):
-    """The newest checkpoint under `model_dir/checkpoints`, or None."""
+    """The newest checkpoint under `model_dir/checkpoints`, or None: the one the state file
+    names, or, when that file is missing or damaged, the newest checkpoint file."""
     if not model_dir:
         return None
-    return tf.train.latest_checkpoint(directory(model_dir))
+    folder = directory(model_dir)
+    try:
+        named = tf.train.latest_checkpoint(folder)
+    except Exception:  # a garbled state file: TF's text-proto parser raises its own errors
+        named = None
+    steps = [] if named else steps_on_disk(folder)
+    return named or (os.path.join(folder, f"ckpt-{steps[-1]}") if steps else None)
 
 
 def best_checkpoint(model_dir):
@@ -76,9 +83,109 @@ def is_disk_full(error):
 
 
 def remove_half_written(folder):
-    """Removes the `*_temp` folders a failed save leaves (TF renames them when done)."""
-    for path in glob.glob(os.path.join(folder, "*_temp")):
+    """Removes the `*_temp` folders a failed or killed save leaves (TF renames them when
+    done); returns their paths."""
+    found = glob.glob(os.path.join(folder, "*_temp"))
+    for path in found:
         shutil.rmtree(path, ignore_errors=True)
+    return found
+
+
+# --- a run's checkpoints, whatever happened to their bookkeeping ----------------------
+# TF's CheckpointManager trusts its state file (`checkpoints/checkpoint`): without it a
+# run restarts at step 1 and its `max_to_keep` deletes the older run's files. The files
+# themselves say which steps exist; the state file is rewritten from them.
+
+SET_ASIDE = "set_aside"  # checkpoints that failed to restore, kept for inspection
+
+
+def steps_on_disk(folder):
+    """The steps of the complete checkpoints in `folder` (an index file each), oldest first."""
+    steps = []
+    for path in glob.glob(os.path.join(folder, "ckpt-*.index")):
+        found = re.fullmatch(r"ckpt-(\d+)\.index", os.path.basename(path))
+        if found:
+            steps.append(int(found.group(1)))
+    return sorted(steps)
+
+
+def _state_is_sound(folder):
+    try:
+        state = tf.train.get_checkpoint_state(folder)
+    except Exception:  # a garbled state file: TF's text-proto parser raises its own errors
+        return False
+    return state is not None and tf.io.gfile.exists(state.model_checkpoint_path + ".index")
+
+
+def _rewrite_state(folder, steps):
+    state = os.path.join(folder, "checkpoint")
+    if not steps:
+        if os.path.exists(state):
+            os.remove(state)
+        return
+    paths = [os.path.join(folder, f"ckpt-{step}") for step in steps]
+    tf.compat.v1.train.update_checkpoint_state(folder, paths[-1],
+                                               all_model_checkpoint_paths=paths)
+
+
+def recover(model_dir, log):
+    """Before a run resumes (the chief only): removes half-written `*_temp` folders, and
+    rewrites a missing or damaged state file from the checkpoint files, saying so."""
+    folder = directory(model_dir)
+    if not os.path.isdir(folder):
+        return
+    removed = remove_half_written(folder)
+    if removed:
+        log(f"removed {len(removed)} half-written checkpoint folder(s) a killed save left: "
+            f"{', '.join(sorted(os.path.basename(p) for p in removed))}")
+    steps = steps_on_disk(folder)
+    if steps and not _state_is_sound(folder):
+        _rewrite_state(folder, steps)
+        log(f"the checkpoint state file {os.path.join(folder, 'checkpoint')} was missing or "
+            f"damaged; rewrote it from the checkpoint files (steps {steps}): resuming from "
+            f"ckpt-{steps[-1]}")
+
+
+def verify(path):
+    """Reads every tensor of the checkpoint at `path` (its index and data, with their
+    checksums); raises TF's error when any part is truncated or corrupt."""
+    reader = tf.train.load_checkpoint(path)
+    for name in reader.get_variable_to_shape_map():
+        reader.get_tensor(name)
+
+
+UNREADABLE = (tf.errors.OpError, IndexError, ValueError, OSError)
+
+
+def restore_newest_intact(model_dir, restore, log, set_aside=True):
+    """Restores (`restore(path)`) the newest checkpoint that reads back whole; a newer one
+    that fails is named with its error and, when `set_aside` (a run, not a reader), moved
+    to `checkpoints/set_aside/` (never deleted). Returns the path restored, or None."""
+    folder = directory(model_dir)
+    candidates = [os.path.join(folder, f"ckpt-{s}") for s in reversed(steps_on_disk(folder))]
+    for path in candidates:
+        try:
+            verify(path)
+            restore(path)
+            return path
+        except UNREADABLE as e:
+            what = f"checkpoint {path} cannot be restored ({type(e).__name__}: " \
+                   f"{str(e).splitlines()[0][:200] if str(e) else ''})"
+            if set_aside:
+                aside = _set_aside(path)
+                _rewrite_state(folder, steps_on_disk(folder))
+                log(f"{what}; moved its files to {aside} and restoring the previous one")
+            else:
+                log(f"{what}; using the previous one")
+    return None
+
+
+def _set_aside(path):
+    aside = os.path.join(os.path.dirname(path), SET_ASIDE)
+    os.makedirs(aside, exist_ok=True)
+    for part in glob.glob(glob.escape(path) + ".*"):
+        shutil.move(part, os.path.join(aside, os.path.basename(part)))
+    return aside
 
 
 @contextlib.contextmanager

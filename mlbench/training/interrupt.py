@@ -35,6 +35,7 @@ class StopRequests:
 
     def __init__(self):
         self.signum = None
+        self.block_end = None  # the step the running block ends at (set by the loop)
         self._previous = {}
 
     def __enter__(self):
@@ -48,6 +49,12 @@ class StopRequests:
         if self.signum is not None:  # the second signal: at once, no clean-up
             os._exit(128 + signum)
         self.signum = signum
+        # said at once (a block may take minutes), so a second Ctrl-C is a choice
+        where = f"step {self.block_end}" if self.block_end is not None else "the next step"
+        os.write(2, (f"\n{signal.Signals(signum).name} received: stopping at {where} (the "
+                     "end of the running block of steps) to save a checkpoint there; "
+                     f"{signal.Signals(signum).name} again exits at once without saving.\n"
+                     ).encode())
 
     def __exit__(self, *exc):
         for number, handler in self._previous.items():

@@ -130,6 +130,7 @@ class Loop:
             # trace/compile and is kept out of the examples/sec figure.
             first = block == 0 and not c.warmup
             n = 1 if first else cadence.next_boundary(step, bool(self.make_eval_dataset)) - step
+            stop.block_end = step + n
             with self._maybe_trace(block):
                 outcome, train_metrics = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
