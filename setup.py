@@ -60,6 +60,7 @@ setup(
     ],
     # profile: TensorBoard's profile plugin, to open `--trace_dir` output in TensorBoard
     extras_require={"reports": ["matplotlib"], "test": ["pytest"],
+                    "mlflow": ["mlflow-skinny"],
                     "profile": ["tensorboard-plugin-profile==2.20.9"]},
     entry_points={"console_scripts": ["mlbench=mlbench.cli:run_main"]},
 )

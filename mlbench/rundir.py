@@ -100,15 +100,29 @@ def model_argument(record, model=None):
     if reference["kind"] in ("zoo", "registered"):
         return reference["name"]
     if reference["kind"] == "import":
-        module, qualname = reference["import"].split(":")
-        found = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-        return found
+        return _imported(reference["import"])
     raise ValueError(f"the run's model ({reference['description']}) cannot be rebuilt from "
                      "its record (only a name or an importable function can): give "
                      "`model=` (the same function), or train with a function defined in "
                      "an importable module.")
+
+
+def _imported(path):
+    """The function at `module:qualname`, the current directory searched first (as
+    `python -m` and `--import` search it); a module not found says what to do."""
+    import sys
+    module, qualname = path.split(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        raise ValueError(f"the run's model is {path!r}, but {e}: run from the directory "
+                         f"that holds {module.split('.')[0]!r} (or add it to PYTHONPATH; on "
+                         f"the command line `--import={module}`), or give `model=`.") from e
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def train_arguments(record, defaults, model=None, data=None, needs_data=True):

@@ -110,7 +110,7 @@ def _owned(model_dir, asked, log):
 def _run(plan, callbacks, progress, model_dir):
     log = progress.write if progress else None
     with _causes_named(plan):  # building places variables on a ps that may already be gone
-        parts = build(plan, log=log or logging.getLogger("mlbench").info)
+        parts = build(plan, log=log or logging.getLogger("mlbench").warning)
     stored = stored_result(plan, parts)
     if stored is not None and finished(stored, plan):
         return _report_stored(stored, parts, plan)

@@ -240,3 +240,59 @@ def test_a_model_overriding_train_step_is_refused_by_name_before_model_dir_exist
     with pytest.raises(ValueError, match=r"\(OwnStep\) overrides \['train_step'\]"):
         mlbench.fit(build(), X, Y, verbose=0, model_dir=str(tmp_path / "run"))
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("generation", ["keras3", "tf_keras"])
+def test_mlflow_keras_callbacks_log_fits_metrics(tmp_path, monkeypatch, generation):
+    """MLflow's own Keras callbacks (mlflow.keras for Keras 3, mlflow.tensorflow for
+    tf_keras) into a local tracking folder: the metrics read back are the History's."""
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # a folder, not a database
+    import mlflow.keras
+    import mlflow.tensorflow
+    import tf_keras
+    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
+    if generation == "keras3":
+        model, callback = small_classifier(), mlflow.keras.MlflowCallback()
+    else:
+        model = tf_keras.Sequential([tf_keras.Input((16,)), tf_keras.layers.Dense(4)])
+        model.compile("adam", tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"])
+        callback = mlflow.tensorflow.MlflowCallback()
+    with mlflow.start_run() as run:
+        history = mlbench.fit(model, X, Y, epochs=2, validation_split=0.25, verbose=0,
+                              callbacks=[callback])
+    client = mlflow.tracking.MlflowClient()
+    for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        logged = [m.value for m in sorted(client.get_metric_history(run.info.run_id, key),
+                                          key=lambda m: m.step)]
+        assert logged == pytest.approx(history.history[key], rel=1e-6), key
+
+
+def test_evaluate_from_the_shell_takes_an_npz_and_finds_the_model_module_in_the_cwd(
+        tmp_path):
+    """A run trained on arrays with a model function from a module in the current
+    directory: `mlbench evaluate --data=eval.npz` run there rebuilds it (as `python -m`
+    finds modules), and elsewhere the error says how to make the module found."""
+    from harness import mlbench_here
+    from keras_fit_models import DATA, token_model
+    (x, y), (xv, yv) = DATA["token"]
+    run = str(tmp_path / "run")
+    result = mlbench.train(model=token_model, data=(x, y), eval_data=(xv, yv),
+                           global_batch_size=32, train_steps=8, verbose=False,
+                           model_dir=run, precision="float32")
+    np.savez(tmp_path / "eval.npz", x=xv, y=yv)
+    out = mlbench_here("evaluate", f"--model_dir={run}", f"--data={tmp_path / 'eval.npz'}",
+                       cwd=HERE)
+    assert out.returncode == 0, out.stderr
+    assert f"accuracy {result.final_metrics['accuracy']:.4f}" in out.stdout
+    sys.modules.pop("keras_fit_models", None)
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p) != HERE]
+    try:
+        elsewhere = mlbench_here("evaluate", f"--model_dir={run}",
+                                 f"--data={tmp_path / 'eval.npz'}", cwd=str(tmp_path))
+    finally:
+        sys.path[:] = saved
+    assert elsewhere.returncode == 2
+    assert "run from the directory that holds 'keras_fit_models'" in elsewhere.stderr

@@ -60,9 +60,10 @@ def after_run_flags(parser, export=False):
                         help="best (with keep_best), a step, or a checkpoint path "
                              "(default: the latest).")
     parser.add_argument("--data", type=literal, help=(
-        "data for the model's input pipeline when the run's own were arrays (a name from "
-        "`mlbench list data`)." if export else "data to evaluate on, a name from `mlbench "
-        "list data` (default: the run's own eval data)."))
+        "data for the model's input pipeline when the run's own were arrays and its record "
+        "keeps no input spec (a name from `mlbench list data`)." if export else "data to "
+        "evaluate on: a name from `mlbench list data`, or an .npz file of arrays x and y "
+        "(default: the run's own eval data)."))
     if export:
         parser.add_argument("--export_dir", required=True,
                             help="a new directory for the SavedModel (serving_default).")
@@ -79,12 +80,30 @@ def run_evaluate(args):
         if args.checkpoint is not None:
             raise ValueError("`--checkpoint` and `--watch` exclude each other: the sidecar "
                              "evaluates every checkpoint.")
-        evaluation.watch(args.model_dir, data=args.data, timeout=args.timeout)
+        evaluation.watch(args.model_dir, data=_data(args.data), timeout=args.timeout)
     else:
         if args.timeout is not None:
             raise ValueError("`--timeout` goes with `--watch`.")
-        evaluation.evaluate(args.model_dir, data=args.data, checkpoint=args.checkpoint)
+        evaluation.evaluate(args.model_dir, data=_data(args.data), checkpoint=args.checkpoint)
     return EXIT_OK
+
+
+def _data(value):
+    """--data: a data name, or an .npz file of arrays `x`, `y` (and `sample_weight`): what
+    a run trained on arrays is evaluated on from the shell."""
+    if not isinstance(value, str) or not value.endswith(".npz"):
+        return value
+    import numpy as np
+    if not os.path.isfile(value):
+        raise ValueError(f"`--data` ({value!r}) is no file; expected an .npz of arrays x "
+                         "and y (numpy.savez('eval.npz', x=x, y=y)).")
+    arrays = np.load(value)
+    missing = [k for k in ("x", "y") if k not in arrays.files]
+    if missing:
+        raise ValueError(f"`--data` ({value!r}) holds {arrays.files}, not {missing}; expected "
+                         "arrays x and y (and sample_weight), as numpy.savez('eval.npz', "
+                         "x=x, y=y) writes them.")
+    return tuple(arrays[k] for k in ("x", "y", "sample_weight") if k in arrays.files)
 
 
 def run_export(args):

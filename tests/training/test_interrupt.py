@@ -55,6 +55,9 @@ def test_sigint_saves_says_so_exits_130_and_the_rerun_ends_as_an_uninterrupted_r
     assert tf.train.latest_checkpoint(str(run / "checkpoints")).endswith(f"ckpt-{step}")
     assert f"interrupted (SIGINT) at step {step}; checkpoint " in out
     assert "run the same command to resume" in out and "Traceback" not in err
+    # the first Ctrl-C is acknowledged at once, naming the step the save happens at
+    assert re.search(r"SIGINT received: stopping at step \d+ .* SIGINT again exits at once "
+                     "without saving", err), err[-2000:]
     resumed = subprocess.run(command(run), cwd=REPO, env=ENV, capture_output=True, text=True,
                              timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
