@@ -77,7 +77,7 @@ def test_train_by_flags_only_and_target_exit_codes(tmp_path):
     saved = json.loads((tmp_path / "a" / "result.json").read_text())
     assert saved["steps"] == 2 and saved["config"]["model"] == "simple_cnn"  # stopped at target
     assert reached.stdout == ""  # --noverbose: nothing printed
-    missed = run_cli(*common, "--target=top1=1.01", f"--model_dir={tmp_path / 'b'}")
+    missed = run_cli(*common, "--target=top1=1.0", f"--model_dir={tmp_path / 'b'}")
     assert missed.returncode == 3
     assert json.loads((tmp_path / "b" / "result.json").read_text())["steps"] == 4
 
@@ -157,7 +157,7 @@ def test_benchmark_command_bad_device_count_names_flag():
 def test_launch_reports_a_missed_target_as_such(tmp_path):
     out = run_cli("launch", "--num_workers=1", "--", "train", "--model=simple_cnn",
                   "--data=digits", "--global_batch_size=32", "--train_steps=2",
-                  "--model_options=image_size=8", "--target=top1=1.01", "--noverbose",
+                  "--model_options=image_size=8", "--target=top1=1.0", "--noverbose",
                        f"--model_dir={tmp_path / 'run'}")
     assert out.returncode == 3
     assert "did not reach its target" in out.stderr and "failed" not in out.stderr

@@ -116,8 +116,12 @@ def test_export_from_the_command_line_serves_the_runs_outputs(runs, tmp_path):
     served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     images = tf.constant(XE[:8], tf.float32)
     outputs = list(served(images).values())[0]
-    expected = zoo.model(images, training=False)
-    assert float(tf.reduce_max(tf.abs(outputs - tf.cast(expected, tf.float32)))) <= 1e-6
+    expected = tf.cast(zoo.model(images, training=False), tf.float32)
+    # exact in float32; under mixed_bfloat16 ("auto" on a CPU with bf16 units) the served
+    # graph and the eager call may round differently: within 3 bf16 steps of the largest
+    tolerance = 1e-6 if zoo.ran["precision"] == "float32" else \
+        3 * 2.0 ** -8 * float(tf.reduce_max(tf.abs(expected)))
+    assert float(tf.reduce_max(tf.abs(outputs - expected))) <= tolerance
 
 
 def test_a_run_that_cannot_be_rebuilt_or_a_missing_run_is_refused_with_advice(tmp_path):

@@ -120,6 +120,32 @@ def _judged(quantity, b, c, band, threshold, lower_is_better=True):
                   threshold is not None and verdict == "slower" and -gain > threshold)
 
 
+MIN_BLOCKS = 3  # timed blocks a run needs for its own spread
+
+
+def block_spread(result):
+    """The relative spread (stdev / mean) of a train run's per-block examples/sec, or None
+    when it recorded fewer than MIN_BLOCKS timed blocks (or is older than the record)."""
+    rates = [r["block_examples_per_second"] for r in result.get("history", [])
+             if isinstance(r, dict) and r.get("block_examples_per_second")]
+    if len(rates) < MIN_BLOCKS:
+        return None
+    return statistics.stdev(rates) / statistics.fmean(rates)
+
+
+def _judged_rate(b, c, threshold):
+    """examples/sec judged against a band from both runs' own block-to-block spread (a
+    shared machine moves a single run's rate by tens of percent); "not judged" without
+    one."""
+    rate_b, rate_c = b.get("examples_per_second"), c.get("examples_per_second")
+    spreads = [block_spread(b), block_spread(c)]
+    if rate_b and rate_c is not None and None in spreads:
+        return RunRow("examples/sec", rate_b, rate_c,
+                      f"not judged (fewer than {MIN_BLOCKS} timed blocks on a side)")
+    band = NOISE_SIGMAS * math.hypot(*spreads) if None not in spreads else SINGLE_RUN_BAND
+    return _judged("examples/sec", rate_b, rate_c, band, threshold, lower_is_better=False)
+
+
 def compare_train(base, cand, threshold=None):
     """Two train runs: steps to the target (exact), time to quality and examples/sec."""
     b, c = base.data, cand.data
@@ -132,8 +158,7 @@ def compare_train(base, cand, threshold=None):
     rows = [RunRow("steps to target", steps_b, steps_c, steps_verdict),
             _judged("time to quality (s)", b.get("time_to_quality_s"),
                     c.get("time_to_quality_s"), SINGLE_RUN_BAND, threshold),
-            _judged("examples/sec", b.get("examples_per_second"), c.get("examples_per_second"),
-                    SINGLE_RUN_BAND, threshold, lower_is_better=False)]
+            _judged_rate(b, c, threshold)]
     for name in sorted(set(b.get("final_metrics", {})) & set(c.get("final_metrics", {}))):
         rows.append(RunRow(f"final {name}", b["final_metrics"][name],
                            c["final_metrics"][name], "(shown)"))

@@ -132,11 +132,13 @@ class Loop:
             n = 1 if first else cadence.next_boundary(step, bool(self.make_eval_dataset)) - step
             stop.block_end = step + n
             with self._maybe_trace(block):
-                outcome, train_metrics = self._train_block(step, n, timing, first)
+                outcome, train_metrics, seconds = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
             record = self._record(step, outcome, timing, run_start, state["history"])
             if train_metrics is not None:
                 record["train_metrics"] = train_metrics
+            if not first and seconds > 0:  # this block's own rate: compare's noise band
+                record["block_examples_per_second"] = n * c.global_batch_size / seconds
             if self.make_eval_dataset and (cadence.eval_due(step) or step >= cadence.train_steps):
                 state["metrics"] = self._evaluate(step, record)
                 if target_met(state["metrics"], cadence.target):
@@ -171,7 +173,8 @@ class Loop:
         self.callbacks.on_block_start(step, n)
         start = time.perf_counter()
         outcome = self.step.run(self.inputs, n)  # returns when the devices are done
-        timing.add(time.perf_counter() - start, n * self.config.global_batch_size, first)
+        seconds = time.perf_counter() - start
+        timing.add(seconds, n * self.config.global_batch_size, first)
         timing.skipped += outcome.skipped_steps
         # Checked on the host once per block (not per step): a NaN/Inf loss stops
         # the run before any checkpoint of the diverged weights is written.
@@ -181,7 +184,7 @@ class Loop:
         if self.step.train_metrics:
             logs["train_metrics"] = self.step.task.train_metrics()
         self.callbacks.on_block_stop(step + n, logs)
-        return outcome, logs.get("train_metrics")
+        return outcome, logs.get("train_metrics"), seconds
 
     def _record(self, step, outcome, timing, run_start, history):
         eps = timing.examples_per_second()

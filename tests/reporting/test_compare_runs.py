@@ -75,3 +75,20 @@ def test_mlperf_run_sets_are_judged_by_their_runs_spread():
                                                        10.0 * (1 + 1.1 * band)), 0.01)
     assert inside.rows[0].verdict == "within noise" and not inside.regressed
     assert beyond.rows[0].verdict == "slower" and beyond.regressed
+
+
+def test_examples_per_second_is_judged_by_the_runs_own_block_spread():
+    """Two runs 8 % apart whose blocks vary by ±10 % are within noise; the same gap with
+    steady blocks is a verdict; a run without timed blocks is not judged."""
+    def run(rate, wobble):
+        blocks = [rate * (1 + wobble * (-1) ** i) for i in range(6)]
+        return {"examples_per_second": rate,
+                "history": [{"step": i, "block_examples_per_second": b}
+                            for i, b in enumerate(blocks)]}
+    noisy = compare_runs._judged_rate(run(1000, 0.10), run(920, 0.10), threshold=0.05)
+    assert noisy.verdict == "within noise" and not noisy.regression
+    steady = compare_runs._judged_rate(run(1000, 0.005), run(920, 0.005), threshold=0.05)
+    assert steady.verdict == "slower" and steady.regression
+    bare = compare_runs._judged_rate({"examples_per_second": 1000, "history": []},
+                                     run(920, 0.005), threshold=0.05)
+    assert bare.verdict.startswith("not judged") and not bare.regression

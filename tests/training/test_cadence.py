@@ -11,9 +11,11 @@ from mlbench.training.step import StepOutcome
 
 class FakeStep:
     """What the Loop reads of a TrainStep: `run`, `global_step`, `mode`, `evaluate`,
-    `state_variables`. Its loss is 1 / (1 + step); its 'top1' eval is step / 100."""
+    `state_variables`, `train_metrics` (none here). Its loss is 1 / (1 + step); its 'top1'
+    eval is step / 100."""
 
     mode = "train"
+    train_metrics = False
 
     def __init__(self, nan_at=None):
         self.counter = tf.Variable(0, dtype=tf.int64)

@@ -72,7 +72,7 @@ def test_epochs_are_eval_periods_with_keras_names_and_the_mean_training_loss(tmp
     assert [e for e, _ in epochs] == [0, 1]
     batches = [s for s in seen if s[0] == "batch"]
     assert [b for _, b, _ in batches] == [0, 1, 2, 0, 1]  # 1 (compile) + 3 + 2 steps, 3 + 3
-    assert set(batches[0][2]) == {"loss", "learning_rate"}
+    assert set(batches[0][2]) == {"loss", "learning_rate", "accuracy"}  # as fit's batch logs
     blocks = [(h["step"], h["loss"]) for h in result.history]
     steps = [b - a for a, b in zip([0] + [s for s, _ in blocks], [s for s, _ in blocks])]
     assert steps == [1, 3, 2, 3, 3]  # blocks end every 3 steps and at each eval
@@ -80,9 +80,11 @@ def test_epochs_are_eval_periods_with_keras_names_and_the_mean_training_loss(tmp
     assert epochs[0][1]["loss"] == pytest.approx(expected_loss, rel=1e-12)
     assert epochs[1][1]["val_accuracy"] == result.final_metrics["accuracy"]
     assert epochs[1][1]["val_loss"] == result.final_metrics["eval_loss"]
-    # Keras' meanings: a plain metric name is a training figure, which mlbench does not
-    # compute, so no validation value is logged under it
-    assert set(epochs[1][1]) == {"loss", "learning_rate", "val_loss", "val_accuracy"}
+    # Keras' meanings: a plain metric name is the training figure (over the epoch's
+    # training batches), the validation one is val_<metric>
+    assert set(epochs[1][1]) == {"loss", "learning_rate", "accuracy", "val_loss",
+                                 "val_accuracy"}
+    assert epochs[1][1]["accuracy"] == result.history[-1]["train_metrics"]["accuracy"]
     assert keras_history(result.history) == {k: [e[1][k] for e in epochs] for k in epochs[0][1]}
 
 
