@@ -95,16 +95,22 @@ def sigint(folder, straight, rng):
 
 
 def two_writers(folder, straight, rng):
-    run = os.path.join(folder, "run")
-    first = subprocess.Popen(command(run), cwd=REPO, env=ENV, stdout=subprocess.PIPE,
+    """A second run on the model_dir of a live one (a long run, so that it is live): the
+    second must be refused by name, the first must finish with all its checkpoints."""
+    run, long = os.path.join(folder, "run"), 10 * STEPS
+    first = subprocess.Popen(command(run, long), cwd=REPO, env=ENV, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     for line in first.stdout:
         if re.match(r"step \d+/", line):
             break
     second = train(run)
-    first.communicate(timeout=600)
-    named = second.returncode == 2 and "is in use by pid" in second.stderr
-    return first.returncode == 0, [], [] if named else [second.stderr[-300:]]
+    live = first.poll() is None
+    first.communicate(timeout=900)
+    named = second.returncode == 2 and "is in use by pid" in second.stderr and live
+    finished = json.load(open(os.path.join(run, "result.json")))["steps"] == long
+    kept = os.path.exists(os.path.join(run, "checkpoints", f"ckpt-{long}.index"))
+    return None if not live else (first.returncode == 0 and finished and kept), [], \
+        [] if named else [second.stderr[-300:]]
 
 
 def _half_then(folder, damage):
@@ -216,21 +222,22 @@ def main():
             folder = os.path.join(root, f"{name}_{i}")
             os.makedirs(folder)
             ok, lost_here, bad_messages = fault(folder, straight, rng)
-            if ok is None:
+            if ok is None:  # the fault could not be set up here (no tmpfs; a run too short)
                 break
             ran += 1
             run = os.path.join(folder, "run")
-            compares = name != "malformed_result"
+            compares = name not in ("malformed_result", "two_writers")
             same_weights += bool(ok and (not compares or same(weights(run), reference)))
             lost += len(lost_here)
-            left += len(leftovers(run)) if compares else 0
+            left += len(leftovers(run)) if name != "malformed_result" else 0
             unnamed += bool(bad_messages)
         if not ran:
             print(f"| {name} | 0 | not run: no small tmpfs could be mounted (needs root) "
                   "| | | |", flush=True)
             continue
-        weights_cell = f"{same_weights}/{ran}" if name != "malformed_result" else \
-            f"gate failed {same_weights}/{ran}"
+        weights_cell = {"malformed_result": f"gate failed {same_weights}/{ran}",
+                        "two_writers": f"first run intact {same_weights}/{ran}"}.get(
+                            name, f"{same_weights}/{ran}")
         print(f"| {name} | {ran} | {weights_cell} | {lost} | {left} | "
               f"{'yes' if not unnamed else f'no ({unnamed})'} |", flush=True)
     shutil.rmtree(root, ignore_errors=True)

@@ -201,6 +201,25 @@ def two_inputs_data(scale):
     return data
 
 
+def two_outputs():
+    """A classifier and a regressor on one trunk: per-output losses, weights, metrics."""
+    inputs = keras.Input((16,))
+    h = keras.layers.Dense(32, activation="relu")(inputs)
+    model = keras.Model(inputs, {"cls": keras.layers.Dense(4, name="cls")(h),
+                                 "reg": keras.layers.Dense(1, name="reg")(h)})
+    model.compile(optimizer="adam", loss_weights={"cls": 1.0, "reg": 0.5},
+                  loss={"cls": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                        "reg": "mse"}, metrics={"cls": ["accuracy"], "reg": ["mae"]})
+    return model
+
+
+def two_outputs_data(scale):
+    data = four_class_data(scale)
+    target = (data["x"][:, :3].sum(1) + np.sin(data["x"][:, 3])).astype(np.float32)
+    data["y"] = {"cls": data["y"], "reg": target}
+    return data
+
+
 def regularized():
     model = keras.Sequential([keras.Input((16,)),
                               keras.layers.Dense(32, activation="relu",
@@ -242,6 +261,7 @@ PATTERNS = [
     Pattern("class_weight", weighted, class_weight_data, "val_accuracy", 0.1),
     Pattern("subclassed", subclassed, four_class_data, "val_accuracy", 0.1),
     Pattern("two_inputs", two_inputs, two_inputs_data, "val_accuracy", 0.1),
+    Pattern("two_outputs", two_outputs, two_outputs_data, "val_cls_accuracy", 0.1),
     Pattern("regularized", regularized, four_class_data, "val_accuracy", 0.1),
     Pattern("augmented", augmented, digits_data, "val_accuracy", 0.15),
     Pattern("batched_dataset", sparse_tf_keras, batched_dataset_data, "val_accuracy", 0.1,
@@ -249,7 +269,7 @@ PATTERNS = [
 ]
 # the quick subset `make test` runs at half size (tests/test_keras_fit.py)
 SMALL = ("binary", "multi_label", "regression", "sparse_tf_keras", "sample_weight",
-         "class_weight", "subclassed", "two_inputs", "batched_dataset")
+         "class_weight", "subclassed", "two_inputs", "two_outputs", "batched_dataset")
 
 
 @dataclasses.dataclass
@@ -278,7 +298,7 @@ class _EpochClock:
 def _examples(data):
     if isinstance(data["x"], tf.data.Dataset):
         return sum(int(tf.shape(b[1])[0]) for b in data["x"])
-    n = len(data["y"])
+    n = len(tf.nest.flatten(data["y"])[0])
     return int(n * (1 - data.get("validation_split", 0.0)))
 
 

@@ -15,6 +15,7 @@ from mlbench import keras3, models, optimizers
 from mlbench import precision as precision_lib
 from mlbench.distribute import strategies
 from mlbench.models import own
+from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 from mlbench.distribute import cluster
 from mlbench.training import checkpoints
@@ -81,7 +82,13 @@ def _coordinator(plan):
 def _task(plan, model):
     """One replica's maths, under the strategy's scope (a KerasTask's metric variables)."""
     with plan.distribution.strategy.scope():
-        objective = plan.objective
+        objective, info = plan.objective, plan.model.info
+        if multi_output.is_multi(info):
+            labels, outputs = _label_and_output_specs(plan, model)
+            return multi_output.task_for(
+                info, objective, own.output_probabilities(model, info.output_names),
+                [(_pick(labels, i, n), _pick(outputs, i, n))
+                 for i, n in enumerate(info.output_names)], outputs)
         return task_lib.for_model(plan.model.info, plan.model.num_classes,
                                   objective.label_smoothing, objective.loss, objective.metrics,
                                   own.ends_in_probabilities(model),
@@ -95,9 +102,13 @@ def _label_and_output_specs(plan, model):
     spec = getattr(plan.source, "train_element_spec", None)
     if spec is None or not plan.model.info.own:
         return None
-    label = spec[1]
-    batched = tf.TensorSpec((None,) + tuple(label.shape), label.dtype)
+    batched = tf.nest.map_structure(
+        lambda label: tf.TensorSpec((None,) + tuple(label.shape), label.dtype), spec[1])
     return batched, own.output_spec(model, own.example_batch(plan.model.input_shape, spec[0]))
+
+
+def _pick(structure, index, name):
+    return structure[name] if isinstance(structure, dict) else structure[index]
 
 
 def _build_model(plan):

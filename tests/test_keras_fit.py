@@ -195,9 +195,9 @@ def test_compiled_patterns_train_like_fit():
 SUBCLASSED = """
 import sys, numpy as np, tensorflow as tf, mlbench
 sys.path.insert(0, {here!r})
-from keras_fit_models import token_model, two_inputs
+from keras_fit_models import token_model, two_inputs, two_outputs
 model_dir, which = sys.argv[1], sys.argv[2]
-build = {{"token": token_model, "two": two_inputs}}[which]
+build = {{"token": token_model, "two": two_inputs, "two_out": two_outputs}}[which]
 result = mlbench.load(model_dir, model=build)
 export = mlbench.export(model_dir, model_dir + "_export", model=build)
 served = tf.saved_model.load(export).signatures["serving_default"]
@@ -206,11 +206,11 @@ print("steps", result.steps, "inputs",
 """
 
 
-@pytest.mark.parametrize("which", ["token", "two"])
-def test_subclassed_and_two_input_models_train_resume_export_and_load_without_data(
+@pytest.mark.parametrize("which", ["token", "two", "two_out"])
+def test_subclassed_two_input_and_two_output_models_resume_export_and_load_without_data(
         tmp_path, which):
-    from keras_fit_models import DATA, token_model, two_inputs
-    build = {"token": token_model, "two": two_inputs}[which]
+    from keras_fit_models import DATA, token_model, two_inputs, two_outputs
+    build = {"token": token_model, "two": two_inputs, "two_out": two_outputs}[which]
     (x, y), (xv, yv) = DATA[which]
     run = str(tmp_path / "run")
     first = mlbench.fit(build(), x, y, epochs=1, validation_data=(xv, yv), verbose=0,
@@ -225,6 +225,10 @@ def test_subclassed_and_two_input_models_train_resume_export_and_load_without_da
     line = [s for s in out.stdout.splitlines() if s.startswith("steps")][0]
     dtype = "int32" if which == "token" else "float32"
     assert f"steps {again.result.steps} " in line and f"'{dtype}'" in line
+    if which == "two_out":  # Keras' per-output names, in training and validation
+        assert {"cls_accuracy", "reg_mae", "cls_loss", "reg_loss", "val_cls_accuracy",
+                "val_reg_mae", "val_cls_loss", "val_reg_loss", "val_loss"} <= \
+            set(again.history)
 
 
 def test_a_model_overriding_train_step_is_refused_by_name_before_model_dir_exists(tmp_path):
@@ -296,3 +300,24 @@ def test_evaluate_from_the_shell_takes_an_npz_and_finds_the_model_module_in_the_
         sys.path[:] = saved
     assert elsewhere.returncode == 2
     assert "run from the directory that holds 'keras_fit_models'" in elsewhere.stderr
+
+
+def test_two_outputs_losses_weight_and_sum_as_keras_does():
+    """Per-output losses, weights and metrics on a fixed batch: mlbench's eval equals the
+    Keras model's own evaluate of the same weights."""
+    from keras_fit_models import DATA, two_outputs
+    (x, y), (xv, yv) = DATA["two_out"]
+    history = mlbench.fit(two_outputs(), x, y, epochs=1, validation_data=(xv, yv),
+                          verbose=0, precision="float32")
+    model = two_outputs()
+    model.set_weights(history.result.model.get_weights())
+    expected = model.evaluate(xv, yv, batch_size=len(xv), verbose=0, return_dict=True)
+    ours = history.result.final_metrics
+    assert ours["cls_accuracy"] == pytest.approx(expected["cls_accuracy"], rel=1e-6)
+    assert ours["reg_mae"] == pytest.approx(expected["reg_mae"], rel=1e-5)
+    cls = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+        yv["cls"], model(xv)["cls"])
+    reg = keras.losses.MeanSquaredError()(yv["reg"][:, None], model(xv)["reg"])
+    assert ours["cls_loss"] == pytest.approx(float(cls), rel=1e-5)
+    assert ours["reg_loss"] == pytest.approx(float(reg), rel=1e-5)
+    assert ours["eval_loss"] == pytest.approx(float(cls) + 0.5 * float(reg), rel=1e-5)

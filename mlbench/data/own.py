@@ -103,7 +103,8 @@ def source(data, eval_data=None, name="your data", batched=False, class_weight=N
     else:
         make_eval, n_eval = None, None
     features, label_spec = spec[0], spec[1]
-    integer = label_spec.dtype.is_integer or label_spec.dtype.is_bool
+    integer = isinstance(label_spec, tf.TensorSpec) and (label_spec.dtype.is_integer or
+                                                        label_spec.dtype.is_bool)
     shuffled = shuffle and not isinstance(data, tf.data.Dataset)
     return OwnSource(
         name=name, kind=kind_of(_shape(features)), input_shape=_shape(features),
@@ -130,20 +131,26 @@ def _from_arrays(argument, arrays):
     x, y = (tf.nest.map_structure(np.asarray, part) for part in arrays[:2])
     weights = [np.asarray(arrays[2], np.float32)] if len(arrays) == 3 else []
     lengths = {len(a) for a in tf.nest.flatten(x)}
-    if len(lengths) != 1 or lengths != {len(y)} or any(len(w) != len(y) for w in weights):
+    n = {len(a) for a in tf.nest.flatten(y)}
+    if len(lengths) != 1 or lengths != n or any({len(w)} != n for w in weights):
         raise ValueError(f"`{argument}`: x ({short(x)}), y ({short(y)})"
                          f"{' and sample_weight' if weights else ''} must hold the same "
-                         f"number of examples; they hold {sorted(lengths)} and {len(y)}"
+                         f"number of examples; they hold {sorted(lengths)} and {sorted(n)}"
                          f"{' and ' + str(len(weights[0])) if weights else ''}.")
-    if not len(y):
+    if not min(n):
         raise ValueError(f"`{argument}` ({short(arrays)}) holds no examples.")
-    x = tf.nest.map_structure(_float32, x)
-    x = tuple(x) if isinstance(x, list) else x  # tf.data takes several inputs as a tuple
-    y = y.astype(np.int32) if y.dtype.kind in "iub" else y.astype(np.float32)
-    labels = (int(y.min()), int(y.max())) if y.dtype.kind == "i" else None
+    # several inputs or outputs: tf.data takes a list as a tuple
+    x, y = (tuple(v) if isinstance(v, list) else v
+            for v in (tf.nest.map_structure(_float32, x), tf.nest.map_structure(_label, y)))
+    labels = (int(y.min()), int(y.max())) if isinstance(y, np.ndarray) and \
+        y.dtype.kind == "i" else None
     # The dataset is made inside the input function (parameter servers build it
     # on each worker), from arrays held here.
     return (lambda: tf.data.Dataset.from_tensor_slices((x, y, *weights))), len(y), labels
+
+
+def _label(array):
+    return array.astype(np.int32) if array.dtype.kind in "iub" else array.astype(np.float32)
 
 
 def _float32(array):
@@ -175,16 +182,18 @@ def first_batch_size(argument, dataset):
 def _cast_element(features, labels, *weights):
     features = tf.nest.map_structure(
         lambda t: tf.cast(t, tf.float32) if t.dtype.is_floating else t, features)
-    is_integer = labels.dtype.is_integer or labels.dtype.is_bool
-    return (features, tf.cast(labels, tf.int32 if is_integer else tf.float32),
-            *(tf.cast(w, tf.float32) for w in weights))
+    labels = tf.nest.map_structure(
+        lambda t: tf.cast(t, tf.int32 if t.dtype.is_integer or t.dtype.is_bool
+                          else tf.float32), labels)
+    return (features, labels, *(tf.cast(w, tf.float32) for w in weights))
 
 
 def _first_labels(dataset):
     """(min, max) of the integer labels of the first FIRST_EXAMPLES examples: a check, not a
     pass over a pipeline that may be costly (the step checks every label it reads)."""
-    if not dataset.element_spec[1].dtype.is_integer:
-        return None
+    label = dataset.element_spec[1]
+    if not isinstance(label, tf.TensorSpec) or not label.dtype.is_integer:
+        return None  # several outputs' labels, or regression targets: nothing to check
     labels = [np.asarray(element[1]) for element in dataset.take(FIRST_EXAMPLES)]
     if not labels:
         return None

@@ -91,7 +91,17 @@ def _info(name, factory, built, instance, compiled):
                      kind=kind_of(input_shape_of(built)), source=SOURCE, own=True,
                      instance=built if instance else None,
                      output_width=output_width_of(built), policy=built.dtype_policy.name,
-                     keras=keras3.generation(built), compiled=compiled)
+                     keras=keras3.generation(built), compiled=compiled,
+                     output_names=_output_names(built))
+
+
+def _output_names(model):
+    """The outputs' names of a model with several (None for one, or when not built)."""
+    try:
+        names = tuple(model.output_names or ())
+    except (AttributeError, ValueError):
+        return None
+    return names if len(names) > 1 else None
 
 
 def input_shape_of(model) -> Optional[Tuple[int, ...]]:
@@ -127,7 +137,7 @@ def ensure_built(model, batch):
 
 
 def output_spec(model, batch):
-    """The batched TensorSpec of the model's (single) output."""
+    """The batched TensorSpec of the model's output (a structure of them for several)."""
     try:
         shape = model.output_shape
     except (AttributeError, ValueError):
@@ -135,7 +145,24 @@ def output_spec(model, batch):
     if isinstance(shape, tuple) and all(isinstance(d, (int, type(None))) for d in shape):
         return tf.TensorSpec(shape, tf.float32)
     outputs = model(batch, training=False)
-    return tf.TensorSpec((None,) + tuple(outputs.shape[1:]), tf.float32)
+    return tf.nest.map_structure(
+        lambda t: tf.TensorSpec((None,) + tuple(t.shape[1:]), tf.float32), outputs)
+
+
+def output_probabilities(model, names):
+    """Per output name, whether its layer ends in a softmax or sigmoid (see
+    `ends_in_probabilities`)."""
+    found = []
+    for name in names:
+        try:
+            layer = model.get_layer(name)
+        except ValueError:
+            found.append(False)
+            continue
+        activation = getattr(getattr(layer, "activation", None), "__name__", None)
+        found.append(type(layer).__name__ == "Softmax" or activation in ("softmax",
+                                                                           "sigmoid"))
+    return found
 
 
 def output_width_of(model) -> Optional[int]:

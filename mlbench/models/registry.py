@@ -28,6 +28,7 @@ class ModelInfo:
       policy: the dtype policy an instance was built under.
       keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.keras3`): its
         optimizer, dtype policy and loss scaling are that generation's.
+      output_names: the names of a model of your own's outputs when it has several.
       compiled: what the model's compile() set (`mlbench.models.compiled.CompileArgs`),
         or None for a model never compiled.
     """
@@ -44,6 +45,7 @@ class ModelInfo:
     policy: Optional[str] = None
     keras: str = "tf_keras"
     compiled: Any = None
+    output_names: Optional[Tuple[str, ...]] = None
 
 
 _REGISTRY = {}

@@ -12,6 +12,7 @@ from mlbench.models.compiled import (KERAS_DEFAULT_LEARNING_RATE, CompileArgs,
                                      optimizer_spec)
 from mlbench.plan.record import Objective
 from mlbench.reprs import short
+from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 
 ARGUMENT, COMPILE, DEFAULT = "argument", "compile()", "default"
@@ -22,21 +23,39 @@ def resolve(a, info, train_steps):
     """The Objective of TrainArguments `a` for model `info`; ValueError before anything
     is built when compile() set something mlbench cannot train with."""
     compiled = info.compiled or CompileArgs()
-    loss, loss_from = _pick("loss", a.loss, _single(compiled.loss, "loss", info))
-    metrics, metrics_from = _pick("metrics", a.metrics,
-                                  _single(compiled.metrics, "metrics", info))
-    weighted = _single(compiled.weighted_metrics, "weighted_metrics", info)
-    _check_loss_weights(compiled.loss_weights, info)
-    if loss_from == COMPILE or metrics_from == COMPILE:
-        task_lib.check_metrics(loss, metrics)
-        task_lib.check_metrics(None, weighted)
+    multi = multi_output.is_multi(info)
+    single = (lambda value, what: value) if multi else \
+        (lambda value, what: _single(value, what, info))
+    loss, loss_from = _pick("loss", a.loss, single(compiled.loss, "loss"))
+    metrics, metrics_from = _pick("metrics", a.metrics, single(compiled.metrics, "metrics"))
+    weighted = single(compiled.weighted_metrics, "weighted_metrics")
+    if multi:
+        _check_each_output(info, loss, compiled.loss_weights, metrics, weighted)
+    else:
+        _check_loss_weights(compiled.loss_weights, info)
+        if loss_from == COMPILE or metrics_from == COMPILE:
+            task_lib.check_metrics(loss, metrics)
+            task_lib.check_metrics(None, weighted)
     name, hparams, spec, optimizer_from = _optimizer(a, info, compiled, train_steps)
     return Objective(name, hparams, a.label_smoothing, loss, metrics, keras_optimizer=spec,
                      weighted_metrics=weighted,
+                     loss_weights=compiled.loss_weights if multi else None,
                      sources={"loss": loss_from, "metrics": metrics_from,
                               "optimizer": optimizer_from,
                               "learning_rate": _rate_source(a, info, name, spec,
                                                             optimizer_from)})
+
+
+def _check_each_output(info, loss, loss_weights, metrics, weighted):
+    """Each output's loss and metrics exist (refused up front, naming the output)."""
+    losses, _, per_metrics, per_weighted = multi_output.spread_objective(
+        info, loss, loss_weights, metrics, weighted)
+    for name, one_loss, m, w in zip(info.output_names, losses, per_metrics, per_weighted):
+        try:
+            task_lib.check_metrics(one_loss, multi_output.listed(m))
+            task_lib.check_metrics(None, multi_output.listed(w))
+        except ValueError as e:
+            raise ValueError(f"output {name!r}: {e}") from None
 
 
 def _pick(argument, given, compiled):
@@ -58,10 +77,9 @@ def _single(value, what, info):
         isinstance(value, (list, tuple)) and
         (what == "loss" or any(isinstance(v, (list, tuple, dict)) for v in value)))
     if nested:
-        raise ValueError(f"`model` ({info.name!r}) was compiled with per-output {what} "
-                         f"({short(value)}); mlbench trains single-output models of your "
-                         "own: compile it with one loss and a list of metrics, or give "
-                         "`loss=` and `metrics=` to mlbench for its single output.")
+        raise ValueError(f"`model` ({info.name!r}) has one output but was compiled with "
+                         f"per-output {what} ({short(value)}): give one loss and a list "
+                         "of metrics.")
     return value
 
 

@@ -60,6 +60,7 @@ class Objective:
     keras_optimizer: a Keras optimizer (from compile() or given as an object) as an
       `OptimizerSpec`, else None (mlbench's named optimizers, `optimizer_hparams`).
     weighted_metrics: compile()'s metrics that see sample weights.
+    loss_weights: compile()'s per-output weights (a model with several outputs).
     sources: where the loss, metrics, optimizer and learning rate came from
       ('argument', 'compile()', "Keras' default" or 'default').
     """
@@ -71,6 +72,7 @@ class Objective:
     keras_optimizer: Any = None
     weighted_metrics: Any = None
     sources: Dict[str, str] = dataclasses.field(default_factory=dict)
+    loss_weights: Any = None
 
 
 @dataclasses.dataclass(frozen=True)

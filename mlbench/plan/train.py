@@ -11,6 +11,7 @@ from mlbench.plan import checks, resolvers
 from mlbench.plan import objective as objective_lib
 from mlbench.plan.record import Cadence, RunDirectory, RunPlan
 from mlbench.reprs import recordable, short
+from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 
 
@@ -73,8 +74,9 @@ def resolve(arguments):
     steps, every, offset, epoch = _lengths(a, source)
     objective = objective_lib.resolve(a, info, steps)
     checks.check_labels(info, source, objective.loss)
-    produced = task_lib.produced_metrics(info, objective.loss, objective.metrics,
-                                         objective.weighted_metrics)
+    produced = (multi_output.produced_for(info, objective) if multi_output.is_multi(info)
+                else task_lib.produced_metrics(info, objective.loss, objective.metrics,
+                                               objective.weighted_metrics))
     checks.check_target(a.target, source, produced)
     checks.check_keep_best(a.keep_best, produced, source)
     trained = produced[:-1] if task_lib.uses_keras_task(info, objective.loss,

@@ -265,13 +265,22 @@ class TrainStep:
         return tf.cond(size > 0, counts, nothing)
 
     def _eval_outputs(self, batch):
-        return tf.cast(self.model(self.task.inputs(batch), training=False), tf.float32) \
-            if self._empty_outputs() is not None else \
-            self.model(self.task.inputs(batch), training=False)
+        outputs = self.model(self.task.inputs(batch), training=False)
+        if self._empty_outputs() is None:
+            return outputs
+        return tf.nest.map_structure(lambda t: tf.cast(t, tf.float32), outputs)
 
     def _empty_outputs(self):
-        """Zero-example outputs, for a task with tf_keras metrics and a model whose single
-        output has a known shape; None otherwise."""
+        """Zero-example outputs, for a task with Keras metrics and a model whose outputs
+        have known shapes (one output, or several as the task's `output_spec` says: a
+        list or a dict, as the model returns them); None otherwise."""
+        spec = getattr(self.task, "output_spec", None)
+        if spec is not None:
+            shapes = [tuple(s.shape[1:]) for s in tf.nest.flatten(spec)]
+            if any(None in shape for shape in shapes):
+                return None
+            return tf.nest.map_structure(
+                lambda s: tf.zeros((0,) + tuple(s.shape[1:]), tf.float32), spec)
         if not getattr(self.task, "metric_objects", None):
             return None
         shape = getattr(self.model, "output_shape", None)
