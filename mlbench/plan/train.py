@@ -1,4 +1,5 @@
 """`resolve(arguments) -> RunPlan` for `train` and `mlperf`, and gin's `train.*` root."""
+import dataclasses
 import math
 
 import gin
@@ -68,7 +69,8 @@ def resolve(arguments):
     checks.check_batch(a.global_batch_size, strategy.num_replicas_in_sync,
                        a.gradient_accumulation_steps)
     checks.check_instance(info, strategy, a.precision)
-    source = data_lib.get(a.data, data_dir=a.data_dir, model_info=info,
+    source = data_lib.get(a.data, data_dir=a.data_dir,
+                          model_info=_sized(info, a.model_options or {}),
                           eval_data=a.eval_data, **(a.data_options or {}))
     model = resolvers.model_plan(info, dict(a.model_options or {}), source)
     steps, every, offset, epoch = _lengths(a, source)
@@ -98,6 +100,15 @@ def resolve(arguments):
                        callbacks=[type(c).__name__ for c in a.callbacks or ()]),
         rebuild=rundir.rebuild_record(a, info, model, numerics.precision,
                                       getattr(source, "train_element_spec", None)))
+
+
+def _sized(info, model_options):
+    """The model as `model_options` size it: synthetic data is made in the shape the model
+    will take (`image_size=32` makes 32×32 images, not the registered size)."""
+    size = model_options.get("image_size")
+    if not size or info.kind != "image" or not info.input_shape:
+        return info
+    return dataclasses.replace(info, input_shape=(size, size, info.input_shape[-1]))
 
 
 def _lengths(a, source):

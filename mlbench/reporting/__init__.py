@@ -19,14 +19,15 @@ def report(paths, output="report.html", title=None, published_figures=True):
     Args:
       paths: directories (or their results.json / result.json) of benchmark suites,
         single benchmarks, train runs and MLPerf run sets; with several benchmark sources
-        the later ones are compared against the first.
+        the later ones are compared against the first. A malformed result file is shown
+        as such (the file and its first bad field), not read.
       output: the HTML file.
       published_figures: add the TensorFlow benchmarks page's figures for the models
         measured (its 1-GPU rows, or a page suite's own table).
     """
     if isinstance(paths, str):
         paths = [paths]
-    loaded = sources.load_all(paths)
+    loaded = sources.load_all(paths, keep_malformed=True)
     built = content.build(loaded, published_figures, title)
     sidecar = os.path.splitext(output)[0] + ".json"
     if os.path.dirname(output):

@@ -44,6 +44,11 @@ def build(loaded, published_figures=True, title=None):
             sections += benchmark_sections(source, prefix, published_figures)
         elif source.kind == "train":
             sections += train_sections(source, prefix)
+        elif source.kind == "malformed":
+            sections.append({"id": f"{prefix}-malformed", "kind": "facts",
+                             "title": f"Malformed result: {source.path}",
+                             "facts": {"file": source.path,
+                                       "problem": source.data["problem"]}})
         else:
             sections += mlperf_sections(source, prefix)
     sections += comparison_sections(loaded)

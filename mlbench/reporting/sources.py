@@ -37,11 +37,21 @@ def load(path):
     return Source("mlperf", folder, f"MLPerf {data['settings'].get('benchmark')}", data)
 
 
-def load_all(paths):
-    """Every source, all checked before anything is written."""
+def load_all(paths, keep_malformed=False):
+    """Every source, all checked before anything is written. With `keep_malformed` (a
+    report) a malformed result file becomes a Source of kind 'malformed' whose `data`
+    says what is wrong, so the page shows it instead of failing on it."""
     if not paths:
         raise ValueError("`paths` is empty: give at least one run directory.")
-    return [load(p) for p in paths]
+    return [_load_or_malformed(p) if keep_malformed else load(p) for p in paths]
+
+
+def _load_or_malformed(path):
+    try:
+        return load(path)
+    except result_files.MalformedResult as e:
+        return Source("malformed", str(path), f"malformed result: {path}",
+                      {"problem": str(e)})
 
 
 def configuration(result):
