@@ -96,7 +96,8 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         built under the strategy's scope and the precision policy, or a built model (one
         device, the policy it was built under).
       data: a name from `mlbench.data.names()`, a DataSource, or your own data: `(x, y)`
-        arrays, an unbatched tf.data.Dataset of `(features, labels)`, or
+        or `(x, y, sample_weight)` arrays, an unbatched tf.data.Dataset of `(features,
+        labels[, sample_weights])` (a batched one with data_options={'batched': True}), or
         `{"train": ..., "eval": ...}` of either. Images of another shape are adapted to a
         built-in model's input (resized, channels repeated or averaged).
       eval_data: the eval set of your own data (arrays or a dataset), if not in `data`.
@@ -126,16 +127,23 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
       resume: continue from the latest checkpoint in `model_dir` (said in a line and in
         `TrainResult.resumed_from_step`); False refuses a `model_dir` holding checkpoints.
       seed: seeds weights and data order.
-      optimizer / learning_rate / optimizer_options: see `mlbench.optimizers.hyperparameters`.
-      model_options / data_dir / data_options: passed to the model factory / data source.
+      optimizer / learning_rate / optimizer_options: a name and its options (see
+        `mlbench.optimizers.hyperparameters`), or a Keras optimizer object (either
+        generation, the model's). Default: a compiled model's own optimizer, else 'sgd'; the
+        learning rate 0.1 for the zoo (its recipes), Keras' default for a model of your
+        own (SGD 0.01, Adam 0.001). `result.ran['objective_from']` says where each came from.
+      model_options / data_dir / data_options: passed to the model factory / data source
+        (your own data takes 'batched', 'shuffle' and 'class_weight', as `fit` does).
       label_smoothing: for classification losses.
       loss: your own model's loss: a Keras loss name ('mse', 'binary_crossentropy'), a
         Loss object (tf_keras or Keras 3), or a function (labels, outputs) -> per-example losses
-        (default: sparse cross-entropy on integer labels; from probabilities when the
-        model ends in a softmax).
+        (default: the model's compile() loss; else sparse cross-entropy on integer labels,
+        from probabilities when the model ends in a softmax). Several outputs: a list or a
+        dict by output name, as compile() takes them.
       metrics: Keras metric names or objects, tf_keras or Keras 3 ('accuracy', 'top5', 'auc',
-        'mean_absolute_error'), reported under their names beside 'eval_loss'
-        (default for your own classifier: ['accuracy']; built-in models: 'top1').
+        'mean_absolute_error'), reported under their names beside 'eval_loss', resolved
+        as Keras' compile resolves them (default: the model's compile() metrics; else
+        ['accuracy'] for your own classifier; built-in models: 'top1').
       checkpoint_every: steps between checkpoints (default: at each eval and the end).
       keep_best: {metric: 'max' | 'min'}, e.g. {'top1': 'max'}: the checkpoint of the best
         eval by that metric is kept (in checkpoints/best) beside the last few, and
@@ -147,9 +155,11 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         Model Garden BERT pretrainer checkpoint, or an mlbench one).
       callbacks: Keras callbacks (Keras 3 or tf_keras: EarlyStopping, ModelCheckpoint,
         CSVLogger, LambdaCallback...) and `mlbench.Callback`s. Keras ones get `fit`'s
-        events, an epoch being one eval period (its logs: loss, learning_rate, val_loss,
-        val_<metric>, and the metrics under mlbench's names); `model.stop_training = True`
-        stops the run after the current block (checkpointed; status 'stopped').
+        events, an epoch being a pass over the data in a run counted in epochs (else one
+        eval period); their logs: loss, learning_rate, the training metrics of a model of
+        your own, val_loss, val_<metric>. A callback monitoring a log the run never
+        writes is refused. `model.stop_training = True` stops the run after the current
+        block (checkpointed; status 'stopped').
       verbose: print progress lines; False prints nothing.
       trace_dir: a TensorBoard profile of one block goes here; its breakdown is printed.
         It is the time per op category (`mlbench.training.profile.summarize`), shown

@@ -23,8 +23,10 @@ TRAIN = {
                "and Kubeflow TFJobs set it) or slurm (an srun step).",
     "resume": "continue from the latest checkpoint in --model_dir (the first line says "
               "so); --noresume refuses a --model_dir that holds checkpoints.",
-    "optimizer": "one of sgd, lars, adam, adamw, lamb (Model Garden's).",
-    "learning_rate": "the base learning rate (the schedule's peak, after warm-up).",
+    "optimizer": "one of sgd, lars, adam, adamw, lamb (Model Garden's); default sgd, or "
+                 "what a compiled model of your own was compiled with.",
+    "learning_rate": "the base learning rate (the schedule's peak, after warm-up); default "
+                     "0.1 for the zoo, Keras' default for your own model's optimizer.",
     "optimizer_options": "the optimizer's other settings as key=value pairs, e.g. "
                          "momentum=0.9,weight_decay=1e-4,schedule=cosine,warmup_steps=100.",
     "loss": "for a model of your own: a Keras loss name such as mse or "
