@@ -118,7 +118,7 @@ def _half_then(folder, damage):
     train(run, STEPS // 2)
     message = damage(os.path.join(run, "checkpoints"))
     again = train(run)
-    lost = [] if f"resumed from step" in again.stdout else ["restarted from step 1"]
+    lost = [] if "resumed from step" in again.stdout else ["restarted from step 1"]
     return again.returncode == 0, lost, [message] if message else []
 
 

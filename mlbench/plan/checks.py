@@ -5,7 +5,7 @@ import os
 import tensorflow as tf
 
 from mlbench import data as data_lib
-from mlbench import models, optimizers
+from mlbench import models
 from mlbench import precision as precision_lib
 from mlbench.distribute import cluster, strategies
 from mlbench.reprs import short

@@ -8,9 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
-import numpy as np
 import pytest
 
 import mlbench
