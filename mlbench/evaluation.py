@@ -144,7 +144,8 @@ def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):
     path = checkpoint_path(model_dir, checkpoint)
     _, plan, parts = _rebuilt(model_dir, model, data)
     _check_eval(plan, model_dir)
-    evaluation = _evaluate(parts, path, model_dir, data)
+    path = _newest_intact(model_dir, parts, checkpoint, path)  # restored
+    evaluation = _evaluate(parts, path, model_dir, data, restored=True)
     if verbose:
         print(evaluation.line())
     return evaluation
@@ -156,8 +157,9 @@ def _check_eval(plan, model_dir):
                          f"(data {plan.source.name!r}): give `data=`.")
 
 
-def _evaluate(parts, path, model_dir, data):
-    _restore(parts, path)
+def _evaluate(parts, path, model_dir, data, restored=False):
+    if not restored:
+        _restore(parts, path)
     metrics = parts.step.evaluate(parts.make_eval())
     evaluation = Evaluation(step_of(path), path, metrics)
     folder = os.path.join(model_dir, EVALUATIONS)

@@ -94,6 +94,7 @@ def test_a_corrupt_newest_checkpoint_is_set_aside_and_the_previous_restored(
         data.write_bytes(bytes(raw))
     loaded = mlbench.load(str(tmp_path / "run"))  # a reader falls back, moving nothing
     assert loaded.restored_from.endswith("ckpt-10") and data.exists()
+    assert mlbench.evaluate(str(tmp_path / "run"), verbose=False).step == 10
     with caplog.at_level("WARNING", logger="mlbench"):
         resumed = run(tmp_path / "run", 20)
     assert resumed.resumed_from_step == 10
