@@ -56,14 +56,17 @@ _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "true o
                int: "an integer", float: "a number", type(None): "null"}
 
 
-def check_fields(kind, data, file):
-    """Raises MalformedResult naming `file` and the first field missing or of a wrong type."""
+def check_fields(kind, data, file, stamped=True):
+    """Raises MalformedResult naming `file` and the first field missing or of a wrong type
+    (a file written before the kind stamp may lack fields: only their types are checked)."""
     if not isinstance(data, dict):
         raise MalformedResult(f"{file!r} holds {_json_name(data)}, not a {kind} result "
                               "(a JSON object).")
     for field, types in FIELDS[kind].items():
         types = types if isinstance(types, tuple) else (types,)
         value = data.get(field, KeyError)
+        if value is KeyError and not stamped:
+            continue
         if value is KeyError:
             raise MalformedResult(f"{file!r} is not a well-formed {kind} result: field "
                                   f"{field!r} is missing.")
@@ -104,7 +107,7 @@ def read(path, expected=None, argument="path"):
     if expected is not None and kind not in ((expected,) if isinstance(expected, str)
                                              else expected):
         raise ValueError(f"{file!r} holds a {kind} result, not {expected}.")
-    check_fields(kind, data, file)
+    check_fields(kind, data, file, stamped="kind" in data)
     return kind, os.path.dirname(file), data
 
 

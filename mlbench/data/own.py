@@ -135,7 +135,8 @@ def _from_arrays(argument, arrays):
     if len(lengths) != 1 or lengths != n or any({len(w)} != n for w in weights):
         raise ValueError(f"`{argument}`: x ({short(x)}), y ({short(y)})"
                          f"{' and sample_weight' if weights else ''} must hold the same "
-                         f"number of examples; they hold {sorted(lengths)} and {sorted(n)}"
+                         f"number of examples; they hold {sorted(lengths)} and "
+                         f"{sorted(n) if len(n) > 1 else min(n)}"
                          f"{' and ' + str(len(weights[0])) if weights else ''}.")
     if not min(n):
         raise ValueError(f"`{argument}` ({short(arrays)}) holds no examples.")
