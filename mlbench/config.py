@@ -122,6 +122,14 @@ def _quiet_include_search():
         logging.getLogger().removeFilter(noise)
 
 
+def import_here(name):
+    """Imports module `name` with the current directory searched first, as `python -m`
+    searches it (the `mlbench` console script alone would not)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(name)
+
+
 def import_user_module(name):
     """Imports a module of the user's (`--import=my_project.models`) and exposes its
     functions to gin, so a gin file can say `train.model = @my_project.models.small_cnn`.
@@ -129,10 +137,8 @@ def import_user_module(name):
     The current directory is searched first, as `python -m` does. Functions the module
     made gin-configurable itself are left as they are.
     """
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
-        module = importlib.import_module(name)
+        module = import_here(name)
     except ImportError as e:
         raise ValueError(f"`--import` ({name!r}): {e}; expected a module importable from "
                          f"the current directory or the Python path.") from e

@@ -110,12 +110,10 @@ def model_argument(record, model=None):
 def _imported(path):
     """The function at `module:qualname`, the current directory searched first (as
     `python -m` and `--import` search it); a module not found says what to do."""
-    import sys
+    from mlbench.config import import_here
     module, qualname = path.split(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
-        found = importlib.import_module(module)
+        found = import_here(module)
     except ModuleNotFoundError as e:
         raise ValueError(f"the run's model is {path!r}, but {e}: run from the directory "
                          f"that holds {module.split('.')[0]!r} (or add it to PYTHONPATH; on "
