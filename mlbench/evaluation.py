@@ -165,9 +165,11 @@ def _evaluate(parts, path, model_dir, data, restored=False):
     folder = os.path.join(model_dir, EVALUATIONS)
     os.makedirs(folder, exist_ok=True)
     evaluation.path = os.path.join(folder, f"{evaluation.step}.json")
-    write_json(evaluation.path, dict(dataclasses.asdict(evaluation),
-                                     data=None if data is None else _data_name(data)),
-               indent=1)
+    with checkpoints.disk_full_named(folder, f"writing {evaluation.path}", advice=(
+            "the run's checkpoints are untouched: free space and evaluate again")):
+        write_json(evaluation.path, dict(dataclasses.asdict(evaluation),
+                                         data=None if data is None else _data_name(data)),
+                   indent=1)
     return evaluation
 
 

@@ -18,6 +18,7 @@ from mlbench.files import write_json
 
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
          "mlperf": "results.json"}
+SCHEMA = 1  # written with every file; a reader refuses a newer one it cannot know
 KINDS = tuple(FILES)
 
 
@@ -30,7 +31,7 @@ def write(kind, folder, data, indent=2):
     if kind not in FILES:
         raise ValueError(f"`kind` ({kind!r}) must be one of {list(KINDS)}.")
     path = path_of(kind, folder)
-    write_json(path, {"kind": kind, **data}, indent=indent)
+    write_json(path, {"kind": kind, "schema": SCHEMA, **data}, indent=indent)
     return path
 
 
@@ -107,6 +108,10 @@ def read(path, expected=None, argument="path"):
     if expected is not None and kind not in ((expected,) if isinstance(expected, str)
                                              else expected):
         raise ValueError(f"{file!r} holds a {kind} result, not {expected}.")
+    schema = data.get("schema", SCHEMA)
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema > SCHEMA:
+        raise MalformedResult(f"{file!r} has schema {schema!r}; this mlbench reads schema "
+                              f"{SCHEMA} and older: read it with the mlbench that wrote it.")
     check_fields(kind, data, file, stamped="kind" in data)
     return kind, os.path.dirname(file), data
 

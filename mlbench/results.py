@@ -91,15 +91,20 @@ class TrainResult:
         (signature 'serving_default'). A tf_keras model's also rebuilds with
         `tf_keras.models.load_model(path)`; a Keras 3 model's is Keras 3's own export
         (`Model.export`: inference only; keep `model.save("x.keras")` to rebuild it)."""
+        import os
         from mlbench import specs  # TensorFlow: only when a model is exported
+        from mlbench.training.checkpoints import disk_full_named
         features = None if self.input_spec is None else \
             specs.batched(specs.decode(self.input_spec["features"]))
-        if keras3.is_model(self.model):
-            signature = {} if features is None else {"input_signature": [features]}
-            self.model.export(path, format="tf_saved_model", verbose=False, **signature)
-        else:
-            self.model.save(path, save_format="tf", include_optimizer=False,
-                            signatures=self._tf_keras_signature(features))
+        with disk_full_named(os.path.dirname(os.path.abspath(path)), f"exporting to {path}",
+                             advice="nothing else was touched: free space and export "
+                                    "again (`mlbench export`)"):
+            if keras3.is_model(self.model):
+                signature = {} if features is None else {"input_signature": [features]}
+                self.model.export(path, format="tf_saved_model", verbose=False, **signature)
+            else:
+                self.model.save(path, save_format="tf", include_optimizer=False,
+                                signatures=self._tf_keras_signature(features))
         return path
 
     def _tf_keras_signature(self, features):

@@ -54,13 +54,14 @@ def manager(checkpoint, model_dir):
 class DiskFullError(RuntimeError):
     """A checkpoint or result.json write found no space left; the run stopped, resumable."""
 
-    def __init__(self, folder, what, last_good):
+    def __init__(self, folder, what, last_good, advice=None):
         free = shutil.disk_usage(folder) if os.path.isdir(folder) else None
         space = (f"{_mb(free.free)} free of {_mb(free.total)}" if free else "no space")
-        where = (f"the last good checkpoint is {last_good} (step "
-                 f"{_step_of(last_good)}): free space and run the same command to resume "
-                 "from it" if last_good else "no checkpoint was saved before it: free space "
-                 "and run the same command to start again")
+        where = advice or (
+            f"the last good checkpoint is {last_good} (step {_step_of(last_good)}): free "
+            "space and run the same command to resume from it" if last_good else
+            "no checkpoint was saved before it: free space and run the same command to "
+            "start again")
         super().__init__(f"the disk is full: {what} in {folder} failed ({space}); {where}.")
         self.errno = errno.ENOSPC
         self.folder, self.last_good = folder, last_good
@@ -189,17 +190,18 @@ def _set_aside(path):
 
 
 @contextlib.contextmanager
-def disk_full_named(folder, what, last_good=None):
+def disk_full_named(folder, what, last_good=None, advice=None):
     """A 'No space left on device' inside becomes a DiskFullError naming `folder`, its free
-    space and the last good checkpoint, after the half-written save is removed."""
+    space and the last good checkpoint (or `advice`: the way back for what failed), after
+    the half-written save is removed."""
     try:
         yield
     except (tf.errors.OpError, OSError) as e:
         if isinstance(e, DiskFullError) or not is_disk_full(e):
             raise
         remove_half_written(folder)
-        raise DiskFullError(folder, what, last_good() if callable(last_good) else last_good) \
-            from e
+        raise DiskFullError(folder, what, last_good() if callable(last_good) else last_good,
+                            advice) from e
 
 
 def all_finite(variables):

@@ -186,3 +186,30 @@ def test_synthetic_data_takes_the_image_size_model_options_give(tmp_path):
                            train_steps=2, model_options={"image_size": 32}, verbose=False,
                            model_dir=str(tmp_path / "run"))
     assert result.steps == 2 and tuple(result.model.input_shape[1:3]) == (32, 32)
+
+
+def test_a_result_file_of_a_newer_schema_is_refused_by_name(tmp_path):
+    run(tmp_path / "run", 5)
+    data = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert data["schema"] == 1 and data["kind"] == "train"
+    (tmp_path / "run" / "result.json").write_text(json.dumps(dict(data, schema=99)))
+    out = mlbench_here("compare", str(tmp_path / "run"), str(tmp_path / "run"))
+    assert out.returncode == 2 and "has schema 99; this mlbench reads schema 1" in out.stderr
+
+
+def test_a_full_disk_at_export_and_evaluation_names_the_path_and_the_way_back(
+        tmp_path, monkeypatch):
+    result = run(tmp_path / "run", 5)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(result.model, "save", full)
+    with pytest.raises(checkpoints.DiskFullError) as error:
+        result.export(str(tmp_path / "export"))
+    assert f"exporting to {tmp_path / 'export'}" in str(error.value)
+    assert "free space and export again" in str(error.value)
+    from mlbench import evaluation
+    monkeypatch.setattr(evaluation, "write_json", full)
+    with pytest.raises(checkpoints.DiskFullError) as error:
+        mlbench.evaluate(str(tmp_path / "run"), verbose=False)
+    assert "evaluations" in str(error.value) and "checkpoints are untouched" in str(error.value)
