@@ -58,7 +58,9 @@ def test_a_slow_map_is_input_bound_and_synthetic_data_is_compute_bound():
     found = by_topic(slow.diagnosis)["input"]
     figures = found["figures"]
     assert found["verdict"] == "input-bound" and found["status"] == "problem"
-    assert figures["pipeline_examples_per_second"] == pytest.approx(1 / SLEEP_S, rel=0.1)
+    # at most 1 / SLEEP_S; Python's sleep and the GIL take their share on a busy 2-core
+    # machine (89.9 in one CI run), so the band below is wider than above
+    assert 0.8 / SLEEP_S <= figures["pipeline_examples_per_second"] <= 1.05 / SLEEP_S
     assert figures["ran_examples_per_second"] == pytest.approx(slow.images_per_sec["mean"])
     # the step alone (synthetic data, same model and shape) is far faster than the pipeline
     assert figures["synthetic_examples_per_second"] > 3 * figures["pipeline_examples_per_second"]
