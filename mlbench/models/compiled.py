@@ -81,10 +81,6 @@ def optimizer_spec(optimizer) -> Optional[OptimizerSpec]:
     return None
 
 
-def is_optimizer_object(value):
-    return not isinstance(value, str) and optimizer_spec(value) is not None
-
-
 @dataclasses.dataclass(frozen=True)
 class CompileArgs:
     """compile()'s arguments as given (None where compile() was not given one)."""

@@ -118,9 +118,10 @@ def check_model_dir(model_dir, resume=True):
                          "directory; expected a directory path.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"`model_dir` ({model_dir!r}): {existing!r} is not writable.")
-    busy = os.path.isdir(model_dir) and cluster.is_chief() and dirlock.holder(model_dir)
-    if busy is not None and busy is not False:
-        raise dirlock.RunDirectoryBusy(dirlock.busy_message(model_dir, busy))
+    if os.path.isdir(model_dir) and cluster.is_chief():
+        busy = dirlock.holder(model_dir)  # None: free; else who holds it ({} unknown)
+        if busy is not None:
+            raise dirlock.RunDirectoryBusy(dirlock.busy_message(model_dir, busy))
     latest = latest_checkpoint(model_dir) if not resume and cluster.is_chief() else None
     if latest:
         raise ValueError(f"`model_dir` ({model_dir!r}) holds checkpoints "
