@@ -1,4 +1,4 @@
-"""Speed candidates of issue 14, each A/B'd side by side in one sitting.
+"""Speed candidates, each A/B'd side by side in one sitting.
 
     .venv/bin/python benchmarks/candidates.py resnet [batch] [steps] [rounds]
     .venv/bin/python benchmarks/candidates.py bert [batch] [steps] [rounds]

@@ -1,4 +1,4 @@
-"""Two overheads that must stay small, measured side by side (issue 14):
+"""Two overheads that must stay small, measured side by side:
 
 - gradient accumulation: k=2 micro-batches vs k=1 at the same global batch (target ≤ 5 %);
 - precision='auto' vs the best explicit precision (target within 5 %).

@@ -1,4 +1,4 @@
-"""Predict the minutes of CPU-scale MLPerf ResNet runs, then run them (issue 36's gate).
+"""Predict the minutes of CPU-scale MLPerf ResNet runs, then run them (the prediction gate).
 
     .venv/bin/python benchmarks/time_to_train_cpu.py [runs] [--save=FILE]
 
@@ -11,7 +11,7 @@
    minutes are read from the logs as MLCommons' result summarizer reads them.
 
 Prints the prediction (point and band) beside the measured olympic mean; `--save` writes
-the figures (tests/data/cpu_time_to_train.json pins the arithmetic on them).
+the figures (tests/fixtures/cpu_time_to_train.json pins the arithmetic on them).
 """
 import json
 import os

@@ -5,7 +5,8 @@
 `mlbench.train` keeps its explicit signature (what `help()` and IDEs show) and a test
 holds it equal to this record; `mlbench mlperf` and the plan read the defaults from
 here, so no entry point imports another for them. Documentation of each argument
-lives in `mlbench.train`'s docstring (the CLI's help is generated from it).
+lives in `mlbench.train`'s docstring for Python users and in `cli/help_text.py` for the
+shell (the CLI's flags come from the signature, their help from there).
 """
 import dataclasses
 from typing import Any, Dict, Optional, Sequence, Union

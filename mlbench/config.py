@@ -23,6 +23,8 @@ from mlbench.files import write_text
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 # The gin roots of mlbench's entry points (an MLPerf file also holds `train.*`).
 ROOTS = ("train", "mlperf", "benchmark_suite")
+# Configurables read with a root: `optimizer_options.<key>` belongs to `train`.
+_WITH_ROOT = {"train": ("optimizer_options",)}
 
 
 def shipped_gin_root():
@@ -69,7 +71,9 @@ def scope(gin_files=(), gin_bindings=(), reads=("train",)):
     if unknown:
         raise ValueError(f"gin root(s) {unknown} are not mlbench's; known: {list(ROOTS)}.")
     with isolated():
-        parse(gin_files, gin_bindings, skip_unknown=[r for r in ROOTS if r not in reads])
+        skipped = [r for r in ROOTS if r not in reads]
+        parse(gin_files, gin_bindings,
+              skip_unknown=skipped + [n for r in skipped for n in _WITH_ROOT.get(r, ())])
         yield
 
 

@@ -17,6 +17,7 @@ import tf_keras as keras
 import mlbench
 from mlbench import models, precision
 from mlbench.diagnosis import numerics, pipeline
+from mlbench.diagnosis import scaling as scaling_finding
 from mlbench.diagnosis import compile as compile_lib
 from mlbench.training.cadence import Cadence
 from mlbench.training.checkpoints import DiskFullError
@@ -79,8 +80,21 @@ def test_scaling_figures_are_the_rates_measured_on_one_and_two_devices():
     assert scaling["per_device_images_per_sec"] == pytest.approx(result.images_per_sec["mean"] / 2)
     assert scaling["efficiency"] == pytest.approx(
         scaling["per_device_images_per_sec"] / scaling["one_device_images_per_sec"])
-    # below 90 % per device, the loss is put on the logical devices sharing two cores
-    assert scaling["efficiency"] >= 0.9 or scaling["attributed_to"] == "shared host cores"
+    # the verdict follows the measured efficiency: "scales" at 90 % per device or more
+    found = by_topic(result.diagnosis)["scaling"]
+    assert (found["verdict"] == "scales") == (scaling["efficiency"] >= scaling_finding.GOOD)
+
+
+@pytest.mark.parametrize("rate,input_bound,verdict,attributed_to", [
+    (190.0, False, "scales", None),  # 95 % per device
+    (120.0, True, "input-bound at scale", "input"),  # 60 %, the pipeline cannot feed
+    (120.0, False, "devices share the host's cores", "shared host cores"),  # no GPU here
+])
+def test_scaling_verdict_from_given_rates(rate, input_bound, verdict, attributed_to):
+    found = scaling_finding.finding(rate, 2, 100.0, input_bound=input_bound)
+    assert found.verdict == verdict
+    assert found.figures["efficiency"] == pytest.approx(rate / 2 / 100.0)
+    assert found.figures.get("attributed_to") == attributed_to
 
 
 def mlp_step(strategy, optimizer=None, **step_options):

@@ -26,14 +26,31 @@ def gin_train_arguments(**arguments):
     return arguments
 
 
+@gin.configurable("optimizer_options", module="mlbench")
+def gin_optimizer_options(**options):
+    """The `optimizer_options.*` values bound in gin: one binding per optimizer option
+    (`optimizer_options.warmup_steps = 22`), so a file that includes another changes one
+    option without restating the rest. The optimizer refuses names it does not take."""
+    return options
+
+
 def train_arguments(explicit, defaults):
-    """The run's arguments: `defaults`, then gin's `train.*` bindings, then `explicit`."""
+    """The run's arguments: `defaults`, then gin's `train.*` bindings, then `explicit`.
+
+    `optimizer_options` merges key by key: gin's `train.optimizer_options`, then gin's
+    `optimizer_options.<key>` bindings, then the explicit ones.
+    """
     bound = gin_train_arguments()
     unknown = sorted(set(bound) - set(defaults))
     if unknown:
         raise ValueError(f"gin binding(s) {['train.' + n for n in unknown]} name no argument "
                          f"of `mlbench.train`; known: {sorted(defaults)}.")
-    return TrainArguments(**{**defaults, **_without_replaced(bound, explicit), **explicit})
+    merged = {**defaults, **_without_replaced(bound, explicit), **explicit}
+    options = {**(bound.get("optimizer_options") or {}), **gin_optimizer_options(),
+               **(explicit.get("optimizer_options") or {})}
+    if options:
+        merged["optimizer_options"] = options
+    return TrainArguments(**merged)
 
 
 # An explicit length or cadence replaces gin's choice of unit: `--train_steps=N` over a gin
