@@ -23,16 +23,16 @@ if "tensorflow" not in sys.modules:
 
 from mlbench.version import __version__
 
-_PUBLIC = {"train": ("mlbench.api", "train"),
-           "fit": ("mlbench.keras_fit", "fit"),
+_PUBLIC = {"train": ("mlbench.trainer.api", "train"),
+           "fit": ("mlbench.trainer.fit", "fit"),
            "benchmark": ("mlbench.bench.bench", "benchmark"),
-           "TrainResult": ("mlbench.results", "TrainResult"),
+           "TrainResult": ("mlbench.trainer.result", "TrainResult"),
            "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
            "Callback": ("mlbench.training.callbacks", "Callback"),
-           "load": ("mlbench.evaluation", "load"),
-           "evaluate": ("mlbench.evaluation", "evaluate"),
-           "export": ("mlbench.evaluation", "export"),
+           "load": ("mlbench.trainer.evaluation", "load"),
+           "evaluate": ("mlbench.trainer.evaluation", "evaluate"),
+           "export": ("mlbench.trainer.evaluation", "export"),
            "report": ("mlbench.reporting", "report"),
            "project": ("mlbench.projector.time_to_train", "project"),
            "compare": ("mlbench.reporting.compare", "compare"),
@@ -55,14 +55,14 @@ def __dir__():
 
 if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench import data, models  # noqa: F401
-    from mlbench.api import train  # noqa: F401
+    from mlbench.trainer.api import train  # noqa: F401
     from mlbench.bench.bench import benchmark  # noqa: F401
     from mlbench.bench.result import BenchmarkResult  # noqa: F401
-    from mlbench.evaluation import evaluate, export, load  # noqa: F401
-    from mlbench.keras_fit import fit  # noqa: F401
+    from mlbench.trainer.evaluation import evaluate, export, load  # noqa: F401
+    from mlbench.trainer.fit import fit  # noqa: F401
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
-    from mlbench.results import TrainResult  # noqa: F401
+    from mlbench.trainer.result import TrainResult  # noqa: F401
     from mlbench.projector.time_to_train import project  # noqa: F401
     from mlbench.training.callbacks import Callback  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

@@ -2,10 +2,10 @@
 import gin
 import pytest
 
-import mlbench.api  # noqa: F401  registers `train`
+import mlbench.trainer.api  # noqa: F401  registers `train`
 import mlbench.mlperf.settings  # noqa: F401  registers `mlperf`
 from mlbench import config, plan
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 
 
 def test_an_mlperf_file_read_as_training_checks_train_only():

@@ -15,7 +15,8 @@ import tensorflow as tf
 import tf_keras as keras
 
 import mlbench
-from mlbench import models, precision
+from mlbench import models
+from mlbench.models import precision
 from mlbench.diagnosis import numerics, pipeline
 from mlbench.diagnosis import scaling as scaling_finding
 from mlbench.diagnosis import compile as compile_lib
@@ -293,7 +294,7 @@ def test_devices_fed_on_the_pages_platforms():
     found = pipeline.finding(1300, 600, published_rates={"DGX-1 P100": 219.0})
     assert found.figures["devices_fed_on_published_platforms"] == {"DGX-1 P100": 5}
     assert "5 x DGX-1 P100 (219 images/sec each)" in found.detail
-    from mlbench.arguments import BenchmarkArguments
+    from mlbench.plan.arguments import BenchmarkArguments
     arguments = BenchmarkArguments(model="resnet50", precision="float32", jit_compile=False,
                                    num_warmup_batches=1, num_batches=1, num_runs=1,
                                    verbose=False)

@@ -6,12 +6,12 @@ import re
 import gin
 import pytest
 
-import mlbench.api  # noqa: F401  registers `train`
+import mlbench.trainer.api  # noqa: F401  registers `train`
 import mlbench.bench.suite  # noqa: F401  registers `benchmark_suite`
 import mlbench.mlperf.settings  # noqa: F401  registers `mlperf`
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 from conftest import REPO
 
 GIN_FILES = sorted(os.path.relpath(p, os.path.join(REPO, "gin"))

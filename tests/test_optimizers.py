@@ -3,7 +3,7 @@ steps (golden values), the optimizer classes, bad input named."""
 import pytest
 import tensorflow as tf
 
-from mlbench import optimizers
+from mlbench.training import optimizers
 
 
 def lr_at(h, step):

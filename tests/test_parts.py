@@ -6,9 +6,9 @@ import tensorflow as tf
 import tf_keras as keras
 
 import mlbench
-from mlbench import parts as parts_lib
+from mlbench.plan import parts as parts_lib
 from mlbench import plan as plan_lib
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 from conftest import vector_source
 
 MLP = dict(model="mlp", global_batch_size=32, train_steps=4, verbose=False,

@@ -10,13 +10,13 @@ import tensorflow as tf
 
 import mlbench
 from mlbench import plan as plan_lib
-from mlbench import precision as precision_lib
-from mlbench.arguments import TrainArguments, train_defaults
+from mlbench.models import precision as precision_lib
+from mlbench.plan.arguments import TrainArguments, train_defaults
 from mlbench.distribute import strategies
 from conftest import REPO, host_op_model
 
 PACKAGE = os.path.join(REPO, "mlbench")
-ENTRY_POINTS = {"mlbench", "mlbench.api", "mlbench.keras_fit", "mlbench.cli", "mlbench.__main__", "mlbench.launch",
+ENTRY_POINTS = {"mlbench", "mlbench.trainer.api", "mlbench.trainer.fit", "mlbench.cli", "mlbench.__main__", "mlbench.distribute.launch",
                 "mlbench.mlperf.run", "mlbench.bench.bench", "mlbench.bench.suite"}
 
 
@@ -65,10 +65,10 @@ def test_the_structure_rules_hold_in_the_import_graph():
     """mlperf/ imports no api; the loop reaches no optimizer; reporting reads files and
     imports no producer of them (benchmark mode, training, MLPerf runs)."""
     graph = module_imports()
-    assert not [m for m in graph if m.startswith("mlbench.mlperf") and "mlbench.api" in graph[m]]
-    assert "mlbench.optimizers" not in graph["mlbench.training.loop"]
-    assert "mlbench.optimizers" not in graph["mlbench.training.warmup"]
-    producers = ("mlbench.bench", "mlbench.training", "mlbench.mlperf.run", "mlbench.runner")
+    assert not [m for m in graph if m.startswith("mlbench.mlperf") and "mlbench.trainer.api" in graph[m]]
+    assert "mlbench.training.optimizers" not in graph["mlbench.training.loop"]
+    assert "mlbench.training.optimizers" not in graph["mlbench.training.warmup"]
+    producers = ("mlbench.bench", "mlbench.training", "mlbench.mlperf.run", "mlbench.trainer.runner")
     assert not {m: d for m, deps in graph.items() if m.startswith("mlbench.reporting")
                 for d in deps if d.startswith(producers)}
 
@@ -122,7 +122,7 @@ def test_train_signature_is_the_typed_arguments_record():
 def test_benchmark_signature_is_the_typed_arguments_record():
     import dataclasses
     import inspect
-    from mlbench.arguments import BenchmarkArguments
+    from mlbench.plan.arguments import BenchmarkArguments
     declared = [(n, p.default) for n, p in inspect.signature(mlbench.benchmark).parameters.items()
                 if n not in ("clock", "display_every")]
     assert declared[1:] == [(f.name, f.default) for f in dataclasses.fields(BenchmarkArguments)][1:]

@@ -2,7 +2,7 @@
 flags: the answers for machines this one is not)."""
 import pytest
 
-from mlbench import precision
+from mlbench.models import precision
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from mlbench import plan as plan_lib
-from mlbench import runner
-from mlbench.arguments import train_defaults
-from mlbench.results import TrainResult
+from mlbench.trainer import runner
+from mlbench.plan.arguments import train_defaults
+from mlbench.trainer.result import TrainResult
 from conftest import vector_source
 
 MLP = dict(model="mlp", global_batch_size=32, train_steps=10, verbose=False,

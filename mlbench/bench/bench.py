@@ -11,14 +11,14 @@ from typing import Any, Optional, Union
 from mlbench import machine, models, page
 from mlbench.bench import peak as bench_peak
 from mlbench.bench import stats
-from mlbench.arguments import BenchmarkArguments
+from mlbench.plan.arguments import BenchmarkArguments
 from mlbench.bench.resolve import resolve_benchmark
 from mlbench.bench.result import BenchmarkResult
 from mlbench.bench.timing import StepTimer
 from mlbench.diagnosis import bench as diagnosis_bench
 from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.distribute import cluster
-from mlbench.parts import build
+from mlbench.plan.parts import build
 from mlbench.training import profile
 from mlbench.training.cadence import Cadence
 from mlbench.training.loop import Loop, LoopConfig

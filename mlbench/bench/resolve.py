@@ -4,7 +4,8 @@ and checks as `resolve`."""
 import tensorflow as tf
 
 from mlbench import data as data_lib
-from mlbench import models, optimizers, page
+from mlbench import models, page
+from mlbench.training import optimizers
 from mlbench.distribute import strategies
 from mlbench.distribute import variable_update as vu
 from mlbench.plan import checks, resolvers

@@ -21,7 +21,7 @@ def launch_flags(parser):
 
 
 def run_launch(args):
-    from mlbench.launch import command_line, launch
+    from mlbench.distribute.launch import command_line, launch
     rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
     if args.emit:
         from mlbench.distribute import tfjob

@@ -13,7 +13,7 @@ NOT_FLAGS = ("gin_files", "gin_bindings", "callbacks", "eval_data")  # not from 
 
 def train_flags(parser):
     """One flag per argument of `mlbench.train` (help text from `help_text.TRAIN`)."""
-    from mlbench.api import train
+    from mlbench.trainer.api import train
     signature_flags(parser, train, help_text.TRAIN, skip=NOT_FLAGS)
     parser.add_argument("--display_every", type=_not_in_train, help=argparse.SUPPRESS)
     parser.add_argument("--export_dir", help="write the trained model here: a SavedModel "
@@ -38,7 +38,7 @@ def run_train(args):
                           "dry_run") and v is not None}
     _check_export_dir(args.export_dir)
     if args.dry_run:
-        from mlbench.api import plan_train
+        from mlbench.trainer.api import plan_train
         plan = plan_train(args.gin_file, args.gin_bindings, **given)
         return print_dry_run(plan.summary())
     result = mlbench.train(gin_files=args.gin_file, gin_bindings=args.gin_bindings, **given)
@@ -75,7 +75,7 @@ def after_run_flags(parser, export=False):
 
 
 def run_evaluate(args):
-    from mlbench import evaluation
+    from mlbench.trainer import evaluation
     if args.watch:
         if args.checkpoint is not None:
             raise ValueError("`--checkpoint` and `--watch` exclude each other: the sidecar "
@@ -107,7 +107,7 @@ def _data(value):
 
 
 def run_export(args):
-    from mlbench import evaluation
+    from mlbench.trainer import evaluation
     path = evaluation.export(args.model_dir, args.export_dir, checkpoint=args.checkpoint,
                              data=args.data)
     print(f"exported to {path}")

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from mlbench.data.base import DataSource, finish_eval, finish_train, shard
-from mlbench.input_kind import kind_of
+from mlbench.models.input_kind import kind_of
 from mlbench.reprs import short
 
 MAX_SHUFFLE_BUFFER = 100_000  # examples held for shuffling arrays of your own

@@ -6,7 +6,7 @@ pipeline timed alone (`pipeline`), the step's traces and XLA fallback
 (`compile`), skipped steps, the loss scale and the first non-finite tensor
 (`numerics`), per-device throughput against one device (`scaling`). Faults
 that end a run (a full disk, a silent worker) are named where they happen
-(`mlbench.training.checkpoints`, `mlbench.launch`).
+(`mlbench.training.checkpoints`, `mlbench.distribute.launch`).
 """
 from mlbench.diagnosis.findings import Finding, lines
 

@@ -2,7 +2,7 @@
 findings it makes of them."""
 import contextlib
 
-from mlbench import parts as parts_lib
+from mlbench.plan import parts as parts_lib
 from mlbench.diagnosis import compile as compile_lib
 from mlbench.diagnosis import numerics, pipeline
 from mlbench.distribute import strategies

@@ -14,14 +14,14 @@ from typing import Optional
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench import reporting, result_files
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.files import write_text
 from mlbench.machine import environment
 from mlbench.mlperf import benchmarks, checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf.settings import settings
-from mlbench.runner import run as run_plan
+from mlbench.trainer.runner import run as run_plan
 
 
 @dataclasses.dataclass

@@ -10,7 +10,7 @@ from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling import models as nlp_models
 from official.nlp.modeling import networks
 
-from mlbench.precision import policy_scope
+from mlbench.models.precision import policy_scope
 
 # name: (layers, hidden) — the standard sizes (Turc et al. 2019; Devlin et al. 2019).
 BERT_SIZES = {

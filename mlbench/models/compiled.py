@@ -14,7 +14,7 @@ hyperparameters and learning rate or LearningRateSchedule.
 import dataclasses
 from typing import Any, Dict, Optional
 
-from mlbench import keras3
+from mlbench.models import keras3
 
 # Keras' default learning rate per optimizer name (both generations agree), for a model
 # of your own given an optimizer by name and no learning rate. Model Garden's LARS has

@@ -1,13 +1,13 @@
 """Your own model: a zero-argument function building a Keras model, or a built one.
 
 Either Keras generation: tf_keras (`import tf_keras`) or Keras 3 with the TensorFlow
-backend (`import keras`, or `tf.keras` since TF 2.16); `mlbench.keras3` tells them apart.
+backend (`import keras`, or `tf.keras` since TF 2.16); `mlbench.models.keras3` tells them apart.
 
 `describe(model)` turns what the user passed into a ModelInfo without keeping a
 model: a function is called once inside a throw-away graph (no eager variables,
 no memory kept; ResNet-50 takes ~5 s), so its input shape, and output width
 are known before the run builds anything for real — under
-the strategy's scope and the precision policy (`mlbench.parts.build`).
+the strategy's scope and the precision policy (`mlbench.plan.parts.build`).
 """
 import dataclasses
 from typing import Optional, Tuple
@@ -15,9 +15,9 @@ from typing import Optional, Tuple
 import tensorflow as tf
 import tf_keras as keras
 
-from mlbench import keras3
+from mlbench.models import keras3
 from mlbench.models.compiled import compile_args
-from mlbench.input_kind import kind_of
+from mlbench.models.input_kind import kind_of
 from mlbench.models.registry import ModelInfo
 from mlbench.reprs import short
 

@@ -5,7 +5,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import gin
 
-from mlbench.input_kind import kind_of
+from mlbench.models.input_kind import kind_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +26,7 @@ class ModelInfo:
       instance: the built model itself when one was passed (used as is, one device).
       output_width: the model's last output dimension, when known.
       policy: the dtype policy an instance was built under.
-      keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.keras3`): its
+      keras: the model's Keras generation, 'tf_keras' or 'keras3' (`mlbench.models.keras3`): its
         optimizer, dtype policy and loss scaling are that generation's.
       output_names: the names of a model of your own's outputs when it has several.
       compiled: what the model's compile() set (`mlbench.models.compiled.CompileArgs`),

@@ -1,6 +1,6 @@
 """`resolve(arguments) -> RunPlan`: every check of bad input, before anything is built or written.
 
-Data flows one way: arguments + gin → RunPlan → Parts (`mlbench.parts.build`)
+Data flows one way: arguments + gin → RunPlan → Parts (`mlbench.plan.parts.build`)
 → Loop → result. A RunPlan holds every decision a run depends on, resolved
 to concrete values (steps, not epochs; a policy name, not 'auto'; a strategy
 object and its replica count), grouped in small frozen parts (`record`).

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from mlbench import data as data_lib
 from mlbench import models
-from mlbench import precision as precision_lib
+from mlbench.models import precision as precision_lib
 from mlbench.distribute import cluster, strategies
 from mlbench.reprs import short
 from mlbench.training import callbacks as callbacks_lib

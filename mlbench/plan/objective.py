@@ -7,7 +7,7 @@ have one answer; compile() wins over mlbench's defaults, as `fit` would use it.
 """
 import math
 
-from mlbench import optimizers
+from mlbench.training import optimizers
 from mlbench.models.compiled import (KERAS_DEFAULT_LEARNING_RATE, CompileArgs,
                                      optimizer_spec)
 from mlbench.plan.record import Objective

@@ -85,7 +85,7 @@ class RunPlan:
       model / source / distribution / numerics / cadence / directory / objective: the parts.
       seed / warmup / verbose: as given.
       arguments: the arguments as requested (recorded in results).
-      rebuild: how to rebuild the model and data later (`mlbench.rundir`; train runs).
+      rebuild: how to rebuild the model and data later (`mlbench.plan.rundir`; train runs).
     """
     mode: str
     model: ModelPlan

@@ -3,7 +3,7 @@ the numerics, the distribution, a model instance's strategy."""
 import tensorflow as tf
 
 from mlbench import models
-from mlbench import precision as precision_lib
+from mlbench.models import precision as precision_lib
 from mlbench.plan.record import Distribution, ModelPlan, Numerics
 from mlbench.reprs import short
 

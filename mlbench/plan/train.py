@@ -5,8 +5,9 @@ import math
 import gin
 
 from mlbench import data as data_lib
-from mlbench.arguments import TrainArguments
-from mlbench import models, rundir
+from mlbench.plan.arguments import TrainArguments
+from mlbench import models
+from mlbench.plan import rundir
 from mlbench.distribute import strategies
 from mlbench.plan import checks, resolvers
 from mlbench.plan import objective as objective_lib

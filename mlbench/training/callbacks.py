@@ -258,7 +258,7 @@ def _resolve_auto_mode(callback):
     """Keras 3's monitor callbacks (EarlyStopping, ModelCheckpoint) resolve `mode='auto'`
     from the model's *compiled* metrics, and mlbench's model is not compiled: the direction
     of a metric mlbench reports is set here instead (tf_keras' own rule needs no help)."""
-    from mlbench import keras3
+    from mlbench.models import keras3
     keras = keras3.loaded()
     monitor = getattr(callback, "monitor", None)
     if keras is None or not isinstance(monitor, str) or getattr(callback, "mode", None) != "auto":
@@ -286,7 +286,7 @@ REFUSED = {
 def check_callbacks(callbacks):
     """`callbacks` is a list of mlbench or Keras callbacks that can work here; refused
     before anything is built or written otherwise."""
-    from mlbench import keras3
+    from mlbench.models import keras3
     if callbacks is None:
         return
     if not isinstance(callbacks, (list, tuple)):

@@ -10,8 +10,8 @@ from typing import NamedTuple, Optional
 
 import tensorflow as tf
 
-from mlbench.optimizers import current_learning_rate, optimizer_variables
-from mlbench import precision
+from mlbench.training.optimizers import current_learning_rate, optimizer_variables
+from mlbench.models import precision
 
 
 def split_microbatches(batch, k):

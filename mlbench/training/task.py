@@ -6,7 +6,7 @@ are the global-batch mean and k micro-batches equal one batch of k·b.
 """
 import tensorflow as tf
 
-from mlbench import keras3
+from mlbench.models import keras3
 
 
 class ClassificationTask:

@@ -10,7 +10,8 @@ import pytest
 import tensorflow as tf
 
 import mlbench
-from mlbench import optimizers, precision
+from mlbench.training import optimizers
+from mlbench.models import precision
 from mlbench.training.loop import DivergenceError
 from mlbench.training.step import TrainStep
 from mlbench.training.task import ClassificationTask

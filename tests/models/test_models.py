@@ -4,7 +4,8 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
-from mlbench import models, precision
+from mlbench import models
+from mlbench.models import precision
 from mlbench.models import alexnet
 
 TINY_IMAGE = ["alexnet_tiny", "vgg_tiny", "inception_tiny", "resnet_tiny", "simple_cnn"]

@@ -139,7 +139,7 @@ def test_malformed_result_files_are_named_and_compare_exits_1(tmp_path):
 
 
 def test_a_full_disk_at_run_json_names_the_folder(tmp_path, monkeypatch):
-    from mlbench import rundir
+    from mlbench.plan import rundir
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -165,13 +165,13 @@ def test_every_eval_gets_a_checkpoint_with_an_eval_offset():
 
 
 def test_explicit_train_steps_replace_a_gin_files_train_epochs():
-    from mlbench.api import plan_train
+    from mlbench.trainer.api import plan_train
     plan = plan_train(gin_files=["gin/cpu/mnist_cnn.gin"], train_steps=7)
     assert plan.cadence.train_steps == 7
 
 
 def test_the_sidecar_names_the_checkpoints_it_never_saw(tmp_path, capsys):
-    from mlbench import evaluation
+    from mlbench.trainer import evaluation
     run(tmp_path / "run", 12, checkpoint_every=2)
     evaluations = evaluation.watch(str(tmp_path / "run"), timeout=120, poll_s=0.1)
     assert [e.step for e in evaluations] == [8, 10, 12]  # the three kept
@@ -208,7 +208,7 @@ def test_a_full_disk_at_export_and_evaluation_names_the_path_and_the_way_back(
         result.export(str(tmp_path / "export"))
     assert f"exporting to {tmp_path / 'export'}" in str(error.value)
     assert "free space and export again" in str(error.value)
-    from mlbench import evaluation
+    from mlbench.trainer import evaluation
     monkeypatch.setattr(evaluation, "write_json", full)
     with pytest.raises(checkpoints.DiskFullError) as error:
         mlbench.evaluate(str(tmp_path / "run"), verbose=False)

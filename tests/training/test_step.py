@@ -5,7 +5,8 @@ import tensorflow as tf
 import tf_keras as keras
 
 import mlbench
-from mlbench import models, precision
+from mlbench import models
+from mlbench.models import precision
 from mlbench.training.step import TrainStep
 from mlbench.training.task import ClassificationTask
 

@@ -5,9 +5,9 @@ import pytest
 import tf_keras as keras
 
 import mlbench
-from mlbench import parts as parts_lib
+from mlbench.plan import parts as parts_lib
 from mlbench import plan as plan_lib
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 from mlbench.training.warmup import make_warmup
 from conftest import vector_source
 

@@ -17,7 +17,7 @@ the global one, split across them, as `fit` splits it); `shuffle` and `class_wei
 import numpy as np
 import tensorflow as tf
 
-from mlbench import keras3
+from mlbench.models import keras3
 from mlbench.reprs import short
 
 KERAS_DEFAULT_BATCH_SIZE = 32
@@ -55,7 +55,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     if class_weight is not None:
         data_options["class_weight"] = class_weight
     cadence = {"eval_every_epochs": validation_freq} if eval_data is not None else {}
-    from mlbench.api import train
+    from mlbench.trainer.api import train
     result = train(model=model, data=data, eval_data=eval_data, global_batch_size=batch,
                    callbacks=list(callbacks or ()) + [history], verbose=verbose != 0,
                    data_options=data_options, train_epochs=epochs,

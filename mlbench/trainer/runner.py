@@ -15,15 +15,16 @@ import tempfile
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench import result_files, rundir
+from mlbench import result_files
+from mlbench.plan import rundir
 from mlbench.machine import environment
 from mlbench.data.tfrecords import locate_corruption
 from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.diagnosis import numerics
 from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, heartbeat, strategies
-from mlbench.parts import build
-from mlbench.results import TrainResult
+from mlbench.plan.parts import build
+from mlbench.trainer.result import TrainResult
 from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib

@@ -8,7 +8,7 @@ import tensorflow as tf
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
 
-from mlbench import keras3
+from mlbench.models import keras3
 
 OPTIMIZERS = ("sgd", "adam", "adamw", "lars", "lamb")
 SCHEDULES = ("constant", "polynomial", "cosine")

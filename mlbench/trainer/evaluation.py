@@ -1,7 +1,7 @@
 """After the run: load, evaluate and export a `model_dir` from any process, and a sidecar
 evaluator that evaluates each new checkpoint while a training job writes them.
 
-Everything is rebuilt from the run's own record (`mlbench.rundir`) through the same plan
+Everything is rebuilt from the run's own record (`mlbench.plan.rundir`) through the same plan
 and builder as training (`plan.resolve` → `parts.build`, on one device), so the model,
 its precision policy, the eval pipeline and the metrics are the run's: an evaluation of a
 checkpoint equals the run's own eval at that step on the same data.
@@ -19,11 +19,12 @@ from typing import Dict, Optional
 import tensorflow as tf
 
 from mlbench import plan as plan_lib
-from mlbench import result_files, rundir
-from mlbench.arguments import train_defaults
+from mlbench import result_files
+from mlbench.plan import rundir
+from mlbench.plan.arguments import train_defaults
 from mlbench.files import write_json
-from mlbench.parts import build
-from mlbench.results import TrainResult
+from mlbench.plan.parts import build
+from mlbench.trainer.result import TrainResult
 from mlbench.training import checkpoints
 
 EVALUATIONS = "evaluations"

@@ -9,10 +9,10 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
-from mlbench.arguments import train_defaults
+from mlbench.plan.arguments import train_defaults
 from mlbench.distribute import cluster
-from mlbench.results import TrainResult
-from mlbench.runner import run
+from mlbench.trainer.result import TrainResult
+from mlbench.trainer.runner import run
 
 
 def _keyword_entry_point(run):
@@ -128,7 +128,7 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         `TrainResult.resumed_from_step`); False refuses a `model_dir` holding checkpoints.
       seed: seeds weights and data order.
       optimizer / learning_rate / optimizer_options: a name and its options (see
-        `mlbench.optimizers.hyperparameters`), or a Keras optimizer object (either
+        `mlbench.training.optimizers.hyperparameters`), or a Keras optimizer object (either
         generation, the model's). Default: a compiled model's own optimizer, else 'sgd'; the
         learning rate 0.1 for the zoo (its recipes), Keras' default for a model of your
         own (SGD 0.01, Adam 0.001). `result.ran['objective_from']` says where each came from.

@@ -10,7 +10,7 @@ import importlib
 import json
 import os
 
-from mlbench import specs
+from mlbench.data import specs
 from mlbench.files import write_json
 from mlbench.reprs import short
 

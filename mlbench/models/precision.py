@@ -13,7 +13,7 @@ import contextlib
 import tensorflow as tf
 import tf_keras as keras
 
-from mlbench import keras3
+from mlbench.models import keras3
 from mlbench.machine import cpu_flags
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")

@@ -2,7 +2,8 @@
 import dataclasses
 from typing import Any, Dict, List, Optional
 
-from mlbench import keras3, result_files
+from mlbench import result_files
+from mlbench.models import keras3
 
 
 @dataclasses.dataclass
@@ -41,7 +42,7 @@ class TrainResult:
       loaded_from: the model_dir whose stored result this is, when the run had already
         finished there (nothing was trained or rewritten); None for a run that trained.
       input_spec: your own data's features and labels (shapes, dtypes, structure, as
-        `mlbench.specs.encode` writes them); `export` serves the features' dtypes.
+        `mlbench.data.specs.encode` writes them); `export` serves the features' dtypes.
     """
     model: Any
     final_metrics: Dict[str, float]
@@ -92,7 +93,7 @@ class TrainResult:
         `tf_keras.models.load_model(path)`; a Keras 3 model's is Keras 3's own export
         (`Model.export`: inference only; keep `model.save("x.keras")` to rebuild it)."""
         import os
-        from mlbench import specs  # TensorFlow: only when a model is exported
+        from mlbench.data import specs  # TensorFlow: only when a model is exported
         from mlbench.training.checkpoints import disk_full_named
         features = None if self.input_spec is None else \
             specs.batched(specs.decode(self.input_spec["features"]))

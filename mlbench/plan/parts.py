@@ -11,8 +11,10 @@ from typing import Any, Callable, Optional
 import tensorflow as tf
 import tf_keras as keras
 
-from mlbench import keras3, models, optimizers
-from mlbench import precision as precision_lib
+from mlbench import models
+from mlbench.models import keras3
+from mlbench.training import optimizers
+from mlbench.models import precision as precision_lib
 from mlbench.distribute import strategies
 from mlbench.models import own
 from mlbench.training import multi_output
