@@ -130,7 +130,8 @@ def test_benchmark_signature_is_the_typed_arguments_record():
 
 
 def test_plan_reads_arguments_as_a_typed_record():
-    """No `a["..."]` lookups in plan/ and the benchmark resolver: the record's fields."""
+    """No `a["..."]` lookups in plan/ and the benchmark resolver, and no dict made back
+    from the record: the plan keeps the record itself."""
     import re
     for path in ("plan/train.py", "plan/checks.py", "bench/resolve.py"):
         assert not re.findall(r'\ba\[["\']', open(os.path.join(PACKAGE, path)).read()), path
@@ -138,8 +139,11 @@ def test_plan_reads_arguments_as_a_typed_record():
                                           "global_batch_size": 8, "train_steps": 2},
                                          train_defaults())
     assert isinstance(arguments, TrainArguments) and arguments.train_steps == 2
+    assert plan_lib.resolve(arguments).arguments is arguments
     with pytest.raises(TypeError, match="trian_steps"):
-        plan_lib.resolve({**train_defaults(), "trian_steps": 2})
+        TrainArguments(**{**train_defaults(), "trian_steps": 2})
+    with pytest.raises(TypeError, match="takes a TrainArguments record, not dict"):
+        plan_lib.resolve(train_defaults())  # typed to the end: no dict is taken
 
 
 def test_import_graph_has_no_cycle():

@@ -150,7 +150,7 @@ def _result(plan, settings, runs, compile_s, ran, forward_only, model):
     across = stats.across_runs([r.total_images_per_sec for r in runs])
     flops, mfu, peak, source = _utilisation(plan, model, across["mean"], forward_only)
     return BenchmarkResult(model=plan.model.name, batch_size=settings["batch_size"],
-                           num_devices=plan.distribution.replicas, data=plan.arguments["data"],
+                           num_devices=plan.distribution.replicas, data=plan.arguments.data,
                            variable_update=settings["variable_update"], runs=runs,
                            images_per_sec=across, compile_s=compile_s, ran=ran,
                            flops_per_example=flops, mfu=mfu, peak_flops=peak,

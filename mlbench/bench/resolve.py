@@ -1,6 +1,8 @@
 """`resolve_benchmark(arguments) -> (RunPlan, page settings)`: benchmark mode in the
 page's vocabulary (variable_update, its default batch sizes), through the same resolvers
 and checks as `resolve`."""
+import dataclasses
+
 import tensorflow as tf
 
 from mlbench import data as data_lib
@@ -10,7 +12,6 @@ from mlbench.distribute import strategies
 from mlbench.distribute import variable_update as vu
 from mlbench.plan import checks, resolvers
 from mlbench.plan.record import Cadence, Objective, RunDirectory, RunPlan
-from mlbench.reprs import recordable
 
 BENCHMARK_LEARNING_RATE = 0.005  # small and fixed: benchmark mode times steps, it does not train
 
@@ -46,7 +47,7 @@ def resolve_benchmark(arguments):
             "sgd", BENCHMARK_LEARNING_RATE, momentum=0.9), label_smoothing=0.0, loss=None,
             metrics=None),
         seed=a.seed, warmup=False, verbose=a.verbose,
-        arguments={k: recordable(v) for k, v in dict(a.as_dict(), batch_size=size).items()})
+        arguments=dataclasses.replace(a, batch_size=size))
     return plan, {"batch_size": size, "variable_update": update,
                   "local_parameter_device": device}
 

@@ -11,6 +11,8 @@ shell (the CLI's flags come from the signature, their help from there).
 import dataclasses
 from typing import Any, Dict, Optional, Sequence, Union
 
+from mlbench.reprs import recordable
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainArguments:
@@ -57,6 +59,12 @@ class TrainArguments:
         """{field: value}, the values themselves (no deep copies of models or callbacks)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def recorded(self):
+        """The arguments as a result file records them (JSON values; a model, data or
+        loss object by a bounded description; callbacks by their class names)."""
+        return dict({k: recordable(v) for k, v in self.as_dict().items() if k != "callbacks"},
+                    callbacks=[type(c).__name__ for c in self.callbacks or ()])
+
 
 @dataclasses.dataclass(frozen=True)
 class BenchmarkArguments:
@@ -84,6 +92,10 @@ class BenchmarkArguments:
     verbose: bool = True
 
     as_dict = TrainArguments.as_dict
+
+    def recorded(self):
+        """The arguments as a result file records them (JSON values)."""
+        return {k: recordable(v) for k, v in self.as_dict().items()}
 
 
 def train_defaults():

@@ -84,7 +84,8 @@ class RunPlan:
       mode: 'train' (optimizer updates) or 'forward' (inference timing, benchmark mode).
       model / source / distribution / numerics / cadence / directory / objective: the parts.
       seed / warmup / verbose: as given.
-      arguments: the arguments as requested (recorded in results).
+      arguments: the arguments as requested, the typed record itself (TrainArguments or
+        BenchmarkArguments; `recorded()` is what result files keep).
       rebuild: how to rebuild the model and data later (`mlbench.plan.rundir`; train runs).
     """
     mode: str
@@ -98,7 +99,7 @@ class RunPlan:
     seed: int
     warmup: bool
     verbose: bool
-    arguments: Dict[str, Any]
+    arguments: Any
     rebuild: Optional[Dict[str, Any]] = None
 
     @property

@@ -12,6 +12,7 @@ import os
 
 from mlbench.data import specs
 from mlbench.files import write_json
+from mlbench.plan.arguments import TrainArguments
 from mlbench.reprs import short
 
 FILE = "run.json"
@@ -78,7 +79,7 @@ def write(model_dir, plan):
     if model_dir and plan.rebuild is not None:
         import dataclasses
         write_json(os.path.join(model_dir, FILE),
-                   dict(plan.rebuild, arguments=plan.arguments,
+                   dict(plan.rebuild, arguments=plan.arguments.recorded(),
                         cadence=dataclasses.asdict(plan.cadence)), indent=1)
 
 
@@ -124,7 +125,7 @@ def _imported(path):
 
 
 def train_arguments(record, defaults, model=None, data=None, needs_data=True):
-    """`mlbench.train` arguments that rebuild the run's model and its eval data on one
+    """The TrainArguments that rebuild the run's model and its eval data on one
     device, writing nothing; `data` replaces the run's data (its eval set is all of it).
 
     needs_data: False to rebuild the model only (load, export): data that cannot be
@@ -163,4 +164,4 @@ def train_arguments(record, defaults, model=None, data=None, needs_data=True):
     from mlbench.models import own
     if own.is_keras_model(model):
         arguments["precision"] = "auto"  # an instance keeps the policy it was built under
-    return arguments
+    return TrainArguments(**arguments)

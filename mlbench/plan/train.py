@@ -12,7 +12,7 @@ from mlbench.distribute import strategies
 from mlbench.plan import checks, resolvers
 from mlbench.plan import objective as objective_lib
 from mlbench.plan.record import Cadence, RunDirectory, RunPlan
-from mlbench.reprs import recordable, short
+from mlbench.reprs import short
 from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 
@@ -66,21 +66,16 @@ def _without_replaced(bound, explicit):
     return {k: v for k, v in bound.items() if k not in dropped}
 
 
-def as_train_arguments(arguments):
-    """A TrainArguments record from itself or from a mapping of all of its fields (a run
-    directory's recorded arguments, tests)."""
-    if isinstance(arguments, TrainArguments):
-        return arguments
-    return TrainArguments(**arguments)
-
-
 def resolve(arguments):
     """Checks `arguments` (all of `mlbench.train`'s) and returns the RunPlan.
 
     Raises:
       ValueError: naming the argument and its value, before anything is built or written.
     """
-    a = as_train_arguments(arguments)
+    if not isinstance(arguments, TrainArguments):
+        raise TypeError(f"`resolve` takes a TrainArguments record, not "
+                        f"{type(arguments).__name__}: build one with `train_arguments`.")
+    a = arguments
     checks.check_scalars(a)
     info = models.resolve(a.model)
     strategy = strategies.get_strategy(a.strategy, a.num_devices, a.all_reduce)
@@ -114,8 +109,7 @@ def resolve(arguments):
                                a.trace_dir),
         objective=objective,
         seed=a.seed, warmup=a.warmup, verbose=a.verbose,
-        arguments=dict({k: recordable(v) for k, v in a.as_dict().items() if k != "callbacks"},
-                       callbacks=[type(c).__name__ for c in a.callbacks or ()]),
+        arguments=a,
         rebuild=rundir.rebuild_record(a, info, model, numerics.precision,
                                       getattr(source, "train_element_spec", None)))
 
