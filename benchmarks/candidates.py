@@ -20,7 +20,7 @@ RESNET = ("import sys, mlbench; from mlbench.models import registry, vision; "
           "(224, 224, 3), 'image', 'tf_keras.applications', 7.7)); "
           "r = mlbench.benchmark(sys.argv[1], batch_size=int(sys.argv[2]), precision=sys.argv[3], "
           "variable_update='replicated', num_warmup_batches=3, num_batches=int(sys.argv[4]), "
-          "num_runs=1, verbose=False); print('RATE', r.images_per_sec['mean'])")
+          "num_runs=1, verbose=False); print('RATE', r.images_per_sec.mean)")
 BERT = ("import sys, mlbench; b, s, spl = map(int, sys.argv[1:4]); r = mlbench.train("
         "model='bert_base', data='synthetic', global_batch_size=b, train_steps=1 + s, "
         "steps_per_loop=spl, precision='mixed_bfloat16', optimizer='adamw', "

@@ -70,7 +70,7 @@ def main(data_dir, batches=100, train_batches=10):
         result = mlbench.benchmark("resnet50", batch_size=32, data=kind, data_dir=data_dir,
                                    variable_update="replicated", num_warmup_batches=3,
                                    num_batches=train_batches, num_runs=1, verbose=False)
-        rates[kind] = result.images_per_sec["mean"]
+        rates[kind] = result.images_per_sec.mean
         print(f"ResNet-50 training, {kind}: {rates[kind]:.2f} images/sec "
               f"({result.ran['precision']})")
     print(f"real/synthetic: {rates['real'] / rates['synthetic']:.3f}")

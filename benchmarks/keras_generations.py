@@ -43,7 +43,7 @@ def tf_keras_cnn():
 def images_per_sec(model, batch_size):
     result = mlbench.benchmark(model, batch_size=batch_size, num_warmup_batches=3,
                                num_batches=15, num_runs=1, verbose=False)
-    return result.images_per_sec["mean"], result.ran["precision"]
+    return result.images_per_sec.mean, result.ran["precision"]
 
 
 def main(rounds=3, batch_size=64):

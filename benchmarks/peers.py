@@ -35,7 +35,7 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 MLBENCH = ("import mlbench,sys; r=mlbench.benchmark(sys.argv[1], batch_size=int(sys.argv[2]), "
            "precision=sys.argv[3], variable_update='replicated', num_warmup_batches=3, "
            "num_batches=int(sys.argv[4]), num_runs=1, verbose=False); "
-           "print('MLBENCH', r.images_per_sec['mean'])")
+           "print('MLBENCH', r.images_per_sec.mean)")
 
 
 def _number(text, pattern):

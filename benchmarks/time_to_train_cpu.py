@@ -42,7 +42,7 @@ def measured_rates():
 
 
 def predicted(train, forward):
-    run = mlbench.project(model="resnet_tiny", images_per_sec=train.images_per_sec["mean"],
+    run = mlbench.project(model="resnet_tiny", images_per_sec=train.images_per_sec.mean,
                           batch_size=128, devices=[2], to_quality=True, rcp_path=RCP,
                           global_batch_size=128, forward_result=forward, **CADENCE)
     return next(t for t in run.time_to_train if t.devices == 1)
@@ -68,8 +68,8 @@ def main(runs=5, save=None):
           f"{mean:.3f} min; predicted {estimate.minutes:.3f} [{estimate.minutes_low:.3f}–"
           f"{estimate.minutes_high:.3f}]: measured / predicted = {mean / estimate.minutes:.3f}")
     if save:
-        figures = {"train_images_per_sec": train.images_per_sec["mean"],
-                   "forward_images_per_sec": forward.images_per_sec["mean"],
+        figures = {"train_images_per_sec": train.images_per_sec.mean,
+                   "forward_images_per_sec": forward.images_per_sec.mean,
                    "predicted": {k: getattr(estimate, k) for k in (
                        "minutes", "minutes_low", "minutes_high", "evals")},
                    "measured_minutes": minutes, "measured_olympic_mean": mean,

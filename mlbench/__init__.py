@@ -26,8 +26,8 @@ from mlbench.version import __version__
 _PUBLIC = {"train": ("mlbench.trainer.api", "train"),
            "fit": ("mlbench.trainer.fit", "fit"),
            "benchmark": ("mlbench.bench.bench", "benchmark"),
-           "TrainResult": ("mlbench.trainer.result", "TrainResult"),
-           "BenchmarkResult": ("mlbench.bench.result", "BenchmarkResult"),
+           "TrainResult": ("mlbench.results.records", "TrainResult"),
+           "BenchmarkResult": ("mlbench.results.records", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
            "Callback": ("mlbench.training.callbacks", "Callback"),
            "load": ("mlbench.trainer.evaluation", "load"),
@@ -57,12 +57,12 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench import data, models  # noqa: F401
     from mlbench.trainer.api import train  # noqa: F401
     from mlbench.bench.bench import benchmark  # noqa: F401
-    from mlbench.bench.result import BenchmarkResult  # noqa: F401
+    from mlbench.results.records import BenchmarkResult  # noqa: F401
     from mlbench.trainer.evaluation import evaluate, export, load  # noqa: F401
     from mlbench.trainer.fit import fit  # noqa: F401
     from mlbench.reporting import report  # noqa: F401
     from mlbench.reporting.compare import compare  # noqa: F401
-    from mlbench.trainer.result import TrainResult  # noqa: F401
+    from mlbench.results.records import TrainResult  # noqa: F401
     from mlbench.projector.time_to_train import project  # noqa: F401
     from mlbench.training.callbacks import Callback  # noqa: F401
     from mlbench.training.interrupt import RunInterrupted  # noqa: F401

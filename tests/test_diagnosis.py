@@ -19,6 +19,7 @@ from mlbench import models
 from mlbench.models import precision
 from mlbench.diagnosis import numerics, pipeline
 from mlbench.diagnosis import scaling as scaling_finding
+from mlbench.results import files as result_files
 from mlbench.diagnosis import compile as compile_lib
 from mlbench.training.cadence import Cadence
 from mlbench.training.checkpoints import DiskFullError
@@ -30,7 +31,7 @@ SLEEP_S = 0.01  # per example, in a sequential map: the pipeline gives at most 1
 
 
 def by_topic(diagnosis):
-    return {f["topic"]: f for f in diagnosis}
+    return {f.topic: f for f in diagnosis}
 
 
 def slow_dataset():
@@ -58,32 +59,32 @@ BENCH = dict(batch_size=8, num_warmup_batches=2, num_batches=8, num_runs=1, num_
 def test_a_slow_map_is_input_bound_and_synthetic_data_is_compute_bound():
     slow = mlbench.benchmark("mlp", data=slow_dataset(), diagnose=True, **BENCH)
     found = by_topic(slow.diagnosis)["input"]
-    figures = found["figures"]
-    assert found["verdict"] == "input-bound" and found["status"] == "problem"
+    figures = found.figures
+    assert found.verdict == "input-bound" and found.status == "problem"
     # at most 1 / SLEEP_S; Python's sleep and the GIL take their share on a busy 2-core
     # machine (89.9 in one CI run), so the band below is wider than above
     assert 0.8 / SLEEP_S <= figures["pipeline_examples_per_second"] <= 1.05 / SLEEP_S
-    assert figures["ran_examples_per_second"] == pytest.approx(slow.images_per_sec["mean"])
+    assert figures["ran_examples_per_second"] == pytest.approx(slow.images_per_sec.mean)
     # the step alone (synthetic data, same model and shape) is far faster than the pipeline
     assert figures["synthetic_examples_per_second"] > 3 * figures["pipeline_examples_per_second"]
     assert figures["cores_needed"] > figures["host_cores"]
     synthetic = mlbench.benchmark("mlp", data="synthetic", **BENCH)
-    assert by_topic(synthetic.diagnosis)["input"]["verdict"] == "compute-bound"
-    assert by_topic(synthetic.diagnosis)["compile"]["figures"]["traces"] == 1
+    assert by_topic(synthetic.diagnosis)["input"].verdict == "compute-bound"
+    assert by_topic(synthetic.diagnosis)["compile"].figures["traces"] == 1
 
 
 def test_scaling_figures_are_the_rates_measured_on_one_and_two_devices():
     result = mlbench.benchmark("mlp", num_devices=2, variable_update="replicated",
                                diagnose=True, **dict(BENCH, num_batches=20))
-    scaling = by_topic(result.diagnosis)["scaling"]["figures"]
-    assert scaling["images_per_sec"] == result.images_per_sec["mean"]
+    scaling = by_topic(result.diagnosis)["scaling"].figures
+    assert scaling["images_per_sec"] == result.images_per_sec.mean
     assert scaling["replicas"] == 2
-    assert scaling["per_device_images_per_sec"] == pytest.approx(result.images_per_sec["mean"] / 2)
+    assert scaling["per_device_images_per_sec"] == pytest.approx(result.images_per_sec.mean / 2)
     assert scaling["efficiency"] == pytest.approx(
         scaling["per_device_images_per_sec"] / scaling["one_device_images_per_sec"])
     # the verdict follows the measured efficiency: "scales" at 90 % per device or more
     found = by_topic(result.diagnosis)["scaling"]
-    assert (found["verdict"] == "scales") == (scaling["efficiency"] >= scaling_finding.GOOD)
+    assert (found.verdict == "scales") == (scaling["efficiency"] >= scaling_finding.GOOD)
 
 
 @pytest.mark.parametrize("rate,input_bound,verdict,attributed_to", [
@@ -134,8 +135,8 @@ def test_divergence_names_the_first_non_finite_weights_and_the_layer(tmp_path):
                       precision="float32", learning_rate=1e30, model_dir=str(tmp_path),
                       verbose=False)
     finding = caught.value.finding
-    first = finding["figures"]["first_non_finite"]
-    assert finding["verdict"] == "diverged"
+    first = finding.figures["first_non_finite"]
+    assert finding.verdict == "diverged"
     # one update at lr 1e30 overflows the weights; the next step's first read of them fails
     assert first["where"] == "variable" and first["step_in_replay"] == 2
     # the first convolution (Keras numbers layer names per process: conv2d, conv2d_7, ...)
@@ -172,13 +173,15 @@ def test_a_train_run_records_its_diagnosis_in_result_json(tmp_path):
     result = mlbench.train(model="simple_cnn", data="digits", model_options={"image_size": 8},
                            global_batch_size=32, train_steps=20, steps_per_loop=10,
                            precision="float32", model_dir=str(tmp_path), verbose=False)
-    stored = by_topic(json.loads((tmp_path / "result.json").read_text())["diagnosis"])
-    assert stored == by_topic(result.diagnosis)
-    assert stored["input"]["figures"]["ran_examples_per_second"] == pytest.approx(
+    written = json.loads((tmp_path / "result.json").read_text())["diagnosis"]
+    assert written == [dataclasses.asdict(f) for f in result.diagnosis]  # the file's layout
+    stored = by_topic(result_files.read(str(tmp_path), "train")[2].diagnosis)
+    assert stored == by_topic(result.diagnosis)  # read back as the same records
+    assert stored["input"].figures["ran_examples_per_second"] == pytest.approx(
         result.examples_per_second)
-    assert stored["input"]["figures"]["pipeline_examples_per_second"] > 0
-    assert stored["compile"]["figures"]["traces"] == 1  # warm-up's trace serves the run
-    assert stored["numerics"]["verdict"] == "finite throughout"
+    assert stored["input"].figures["pipeline_examples_per_second"] > 0
+    assert stored["compile"].figures["traces"] == 1  # warm-up's trace serves the run
+    assert stored["numerics"].verdict == "finite throughout"
 
 
 # --- faults named -------------------------------------------------------------------------

@@ -10,11 +10,18 @@ import tensorflow as tf
 from mlbench import plan as plan_lib
 from mlbench.trainer import runner
 from mlbench.plan.arguments import train_defaults
-from mlbench.trainer.result import TrainResult
+from mlbench.results.records import TrainResult
 from conftest import vector_source
 
 MLP = dict(model="mlp", global_batch_size=32, train_steps=10, verbose=False,
            precision="float32", model_options={"input_dim": 16, "hidden": (8,)})
+# a zoo model without optimizer arguments: SGD at 0.1 with momentum 0.9, constant
+MLP_OPTIMIZER = {"name": "sgd", "learning_rate": 0.1, "schedule": "constant",
+                 "decay_steps": None, "end_learning_rate": 0.0001, "power": 1.0,
+                 "warmup_steps": 0, "momentum": 0.9, "weight_decay": 0.0, "beta_1": 0.9,
+                 "beta_2": 0.999, "epsilon": 1e-06,
+                 "exclude_from_weight_decay": ("batch_normalization", "bias", "LayerNorm",
+                                               "layer_norm")}
 
 
 @pytest.fixture(scope="module")
@@ -23,32 +30,43 @@ def plan():
         dict(MLP, data=vector_source(), target={"top1": 0.9}, eval_every=5), train_defaults()))
 
 
-@pytest.mark.parametrize("stored,finished", [
-    ({"steps": 10, "status": "finished"}, True),             # every step asked for
-    ({"steps": 12, "status": "finished"}, True),             # more than asked for now
-    ({"steps": 5, "status": "finished"}, False),              # more steps asked for now
-    ({"steps": 10, "status": "interrupted"}, False),          # stopped early: resume it
-    ({"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.95}}, True),
-    ({"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.85}}, False),
+def stored(steps, status="finished", reached_target=False, final_metrics=None,
+           planned_steps=None):
+    """A stored result.json's record with what `finished` reads."""
+    return TrainResult(model=None, final_metrics=final_metrics or {},
+                       reached_target=reached_target, time_to_quality_s=None, steps=steps,
+                       examples_per_second=None, history=[], config={}, ran={},
+                       model_dir=None, status=status, planned_steps=planned_steps)
+
+
+@pytest.mark.parametrize("record,finished", [
+    (stored(10), True),                                   # every step asked for
+    (stored(12), True),                                   # more than asked for now
+    (stored(5), False),                                   # more steps asked for now
+    (stored(10, "interrupted"), False),                   # stopped early: resume it
+    (stored(5, reached_target=True, final_metrics={"top1": 0.95}), True),
+    (stored(5, reached_target=True, final_metrics={"top1": 0.85}), False),
+    (stored(4, "stopped", planned_steps=10), True),       # a callback stopped it, same length
+    (stored(4, "stopped", planned_steps=8), False),       # a longer run is asked for now
 ])
 def test_a_stored_run_is_finished_when_it_ran_every_step_or_met_todays_target(
-        plan, stored, finished):
-    assert runner.finished(stored, plan) is finished
+        plan, record, finished):
+    assert runner.finished(record, plan) is finished
 
 
 def test_a_higher_target_reopens_a_run_that_met_the_old_one(plan):
-    stored = {"steps": 5, "reached_target": True, "final_metrics": {"top1": 0.92}}
+    stored_run = stored(5, reached_target=True, final_metrics={"top1": 0.92})
     higher = dataclasses.replace(plan, cadence=dataclasses.replace(plan.cadence,
                                                                    target={"top1": 0.93}))
-    assert runner.finished(stored, plan) and not runner.finished(stored, higher)
+    assert runner.finished(stored_run, plan) and not runner.finished(stored_run, higher)
 
 
 def test_callbacks_are_told_the_plans_figures(plan):
     info = runner.configured_info(plan)
     assert info == dict(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
-                        eval_every=plan.cadence.eval_every, epoch_steps=0,
+                        eval_every=5, epoch_steps=0,
                         num_train_examples=192, num_eval_examples=64, seed=0,
-                        optimizer=plan.objective.optimizer_hparams, model="mlp",
+                        optimizer=MLP_OPTIMIZER, model="mlp",
                         target={"top1": 0.9}, label_smoothing=0.0)
 
 
@@ -77,13 +95,13 @@ def test_only_the_chief_writes_the_model_dir(tmp_path, monkeypatch):
 def test_a_stored_result_is_used_only_for_the_checkpoint_it_belongs_to(plan, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "result.json").write_text(json.dumps({"steps": 10, "history": []}))
+    (run / "result.json").write_text(json.dumps(stored(10).summary()))
     at = dataclasses.replace(plan, directory=dataclasses.replace(plan.directory,
                                                                  model_dir=str(run)))
 
     class Parts:
         resumed_from, resumed_from_step = "ckpt-10", 10
-    assert runner.stored_result(at, Parts)["steps"] == 10
+    assert runner.stored_result(at, Parts).steps == 10
     Parts.resumed_from_step = 8  # result.json of a later step than the checkpoint
     assert runner.stored_result(at, Parts) is None
     Parts.resumed_from = None  # a fresh start reads nothing

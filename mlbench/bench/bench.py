@@ -5,6 +5,7 @@ the page's vocabulary into a RunPlan, `parts.build` builds it, and `Loop` runs i
 one step per block with `StepTimer` hooks. Warm-up steps (and the trace or
 compile in the first of them) never enter the statistics.
 """
+import dataclasses
 import time
 from typing import Any, Optional, Union
 
@@ -13,7 +14,7 @@ from mlbench.bench import peak as bench_peak
 from mlbench.bench import stats
 from mlbench.plan.arguments import BenchmarkArguments
 from mlbench.bench.resolve import resolve_benchmark
-from mlbench.bench.result import BenchmarkResult
+from mlbench.results.records import BenchmarkResult
 from mlbench.bench.timing import StepTimer
 from mlbench.diagnosis import bench as diagnosis_bench
 from mlbench.diagnosis import lines as diagnosis_lines
@@ -99,12 +100,12 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
                steps_run=parts.step.steps_run, num_warmup_batches=num_warmup_batches)
     result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
     if traced:
-        result.breakdown = profile.summarize(traced)
-    result.diagnosis = diagnosis_bench.findings(
+        result = dataclasses.replace(result, breakdown=profile.summarize(traced))
+    result = dataclasses.replace(result, diagnosis=diagnosis_bench.findings(
         plan, parts.step, result, lambda **changes: benchmark(**dict(
             arguments.as_dict(), diagnose=False, verbose=False, trace_dir=None, **changes)),
         diagnose,
-        published_rates=None if plan.source.on_device else _published_rates(plan))
+        published_rates=None if plan.source.on_device else _published_rates(plan)))
     if log:
         log(result.total_line())
         for line in diagnosis_lines(result.diagnosis):
@@ -148,7 +149,7 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
 
 def _result(plan, settings, runs, compile_s, ran, forward_only, model):
     across = stats.across_runs([r.total_images_per_sec for r in runs])
-    flops, mfu, peak, source = _utilisation(plan, model, across["mean"], forward_only)
+    flops, mfu, peak, source = _utilisation(plan, model, across.mean, forward_only)
     return BenchmarkResult(model=plan.model.name, batch_size=settings["batch_size"],
                            num_devices=plan.distribution.replicas, data=plan.arguments.data,
                            variable_update=settings["variable_update"], runs=runs,

@@ -1,7 +1,9 @@
 """Reports in the benchmarks page's layout: Markdown tables, JSON, a PNG chart."""
 import os
 
-from mlbench import page, reporting, result_files
+from mlbench import page, reporting
+from mlbench.results import files as result_files
+from mlbench.results.records import SuiteResults
 from mlbench.files import write_text
 
 
@@ -16,7 +18,7 @@ def _fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def table(results, data_kind, models, device_counts, key=lambda r: r.images_per_sec["mean"]):
+def table(results, data_kind, models, device_counts, key=lambda r: r.images_per_sec.mean):
     """Rows = device count, columns = models; one cell per configuration."""
     cells = {(r.num_devices, r.model): key(r) for r in results if r.data == data_kind}
     lines = ["| devices | " + " | ".join(_name(m) for m in models) + " |",
@@ -88,7 +90,7 @@ def chart(results, models, path):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for model in models:
         for kind, style in (("synthetic", "-o"), ("real", "--s")):
-            points = sorted((r.num_devices, r.images_per_sec["mean"]) for r in results
+            points = sorted((r.num_devices, r.images_per_sec.mean) for r in results
                             if r.model == model and r.data == kind)
             if points:
                 ax.plot(*zip(*points), style, label=f"{_name(model)} ({kind})")
@@ -115,9 +117,9 @@ def write(output_dir, title, results, models, device_counts, data_kinds, setting
              zip(("markdown", "json", "png"), FILES)}
     write_text(paths["markdown"], markdown(title, results, models, device_counts, data_kinds,
                                            settings, reference, skipped))
-    result_files.write("suite", output_dir, {
-        "title": title, "settings": settings, "skipped": list(skipped), "reference": reference,
-        "results": [r.to_dict() for r in results]}, indent=1)
+    result_files.write(output_dir, SuiteResults(
+        title=title, settings=settings, skipped=list(skipped), reference=reference,
+        results=list(results)), indent=1)
     paths["html"], paths["html_figures"] = reporting.report(
         [output_dir], os.path.join(output_dir, "report.html"), title)
     try:

@@ -6,26 +6,11 @@ mean of per-step rates), uncertainty = np.std(rates) (ddof 0) ÷ √n, jitter =
 the timed steps ÷ their wall time (host gaps included), as its final line.
 Across runs: mean, std, min and max of the per-run total images/sec.
 """
-import dataclasses
 import statistics
-from typing import List
 
 import numpy as np
 
-
-@dataclasses.dataclass
-class RunStats:
-    images_per_sec_mean: float
-    images_per_sec_stderr: float
-    jitter: float
-    total_images_per_sec: float
-    num_steps: int
-    step_times: List[float]
-
-    def line(self, unit="images"):
-        """tf_cnn_benchmarks' line, in the model's unit (images, sequences, examples)."""
-        return (f"{unit}/sec: {self.images_per_sec_mean:.1f} +/- "
-                f"{self.images_per_sec_stderr:.1f} (jitter = {self.jitter:.1f})")
+from mlbench.results.records import RunStats, Stats
 
 
 def perf_timing(global_batch_size, step_times):
@@ -50,6 +35,6 @@ def run_stats(step_times, global_batch_size, wall_time=None):
 
 def across_runs(totals):
     """Mean, std, min and max of the per-run total images/sec."""
-    return {"mean": statistics.fmean(totals),
-            "std": statistics.stdev(totals) if len(totals) > 1 else 0.0,
-            "min": min(totals), "max": max(totals), "runs": len(totals)}
+    return Stats(mean=statistics.fmean(totals),
+                 std=statistics.stdev(totals) if len(totals) > 1 else 0.0,
+                 min=min(totals), max=max(totals), runs=len(totals))

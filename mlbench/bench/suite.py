@@ -62,9 +62,8 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
                     num_runs=num_runs, verbose=verbose))
     if project is not None:
         base = min((r.num_devices for r in results), default=None)
-        for r in results:
-            if r.num_devices == base:
-                attach.attach(r, project, project_platform, page_suite)
+        results = [attach.attach(r, project, project_platform, page_suite)[0]
+                   if r.num_devices == base else r for r in results]
     sizes = {r.model: r.batch_size for r in results}
     settings = {"batch sizes (per device)": sizes,
                 "optimizer": "sgd", "data": list(data_kinds), "data_dir": data_dir,

@@ -2,7 +2,7 @@
 import os
 
 from mlbench.cli import help_text
-from mlbench import result_files
+from mlbench.results import files as result_files
 from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
                                 print_dry_run, signature_flags)
 from mlbench.files import refuse_earlier_results
@@ -50,11 +50,12 @@ def run_benchmark(args):
     result = benchmark(**given)
     if args.project:
         from mlbench.projector import attach, page
-        print(attach.attach(result, args.project, args.project_platform,
-                            page.page_suite).table())
+        result, projected = attach.attach(result, args.project, args.project_platform,
+                                          page.page_suite)
+        print(projected.table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        result_files.write("benchmark", args.output_dir, result.to_dict(), indent=1)
+        result_files.write(args.output_dir, result, indent=1)
     return EXIT_OK
 
 

@@ -1,7 +1,7 @@
 """Why a run was slow or stopped: findings with their measured figures.
 
 Every train and benchmark result carries a `diagnosis`, a list of findings
-(`Finding.to_dict()`), each read from measurements the run made: the input
+(`Finding` records), each read from measurements the run made: the input
 pipeline timed alone (`pipeline`), the step's traces and XLA fallback
 (`compile`), skipped steps, the loss scale and the first non-finite tensor
 (`numerics`), per-device throughput against one device (`scaling`). Faults

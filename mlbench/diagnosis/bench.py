@@ -9,7 +9,7 @@ def findings(plan, step, result, rerun, diagnose, published_rates=None):
     """The findings of a benchmark `result` (dicts); `rerun(**changes)` runs the same
     benchmark with some arguments changed (quietly, without its own diagnosis);
     `published_rates`: {platform: one device's published images/sec of this model}."""
-    rate, replicas = result.images_per_sec["mean"], plan.distribution.replicas
+    rate, replicas = result.images_per_sec.mean, plan.distribution.replicas
     found = []
     if plan.source.on_device:
         found.append(pipeline.on_device(rate))
@@ -19,7 +19,7 @@ def findings(plan, step, result, rerun, diagnose, published_rates=None):
         if diagnose:
             synthetic = rerun(data="synthetic", data_dir=None,
                               num_classes=plan.model.num_classes)
-            step_rate = synthetic.images_per_sec["mean"]
+            step_rate = synthetic.images_per_sec.mean
         if timed is not None:
             here = local_replicas(plan)
             found.append(pipeline.finding(timed["examples_per_second"],
@@ -31,6 +31,6 @@ def findings(plan, step, result, rerun, diagnose, published_rates=None):
     if diagnose and replicas > 1:
         one = rerun(num_devices=1)
         input_bound = any(f.topic == "input" and f.verdict == "input-bound" for f in found)
-        found.append(scaling.finding(rate, replicas, one.images_per_sec["mean"],
+        found.append(scaling.finding(rate, replicas, one.images_per_sec.mean,
                                      input_bound))
-    return [f.to_dict() for f in found]
+    return found

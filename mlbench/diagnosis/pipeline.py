@@ -5,6 +5,7 @@ pipeline and sets the step's own rate; real data shows whether the pipeline keep
 the devices fed. Here the pipeline is also timed alone (files → decode → augment →
 batch, on the host's cores, no model), so the verdict rests on three measured rates.
 """
+import dataclasses
 import math
 import os
 import time
@@ -52,10 +53,11 @@ def finding(pipeline_rate, ran_rate, step_rate=None, replicas=1, host_cores=None
                      host_cores or os.cpu_count())
     if published_rates:
         fed = {name: math.floor(pipeline_rate / rate) for name, rate in published_rates.items()}
-        found.figures["devices_fed_on_published_platforms"] = fed
-        found.detail += (" On published platforms this host's pipeline could feed: " +
-                         ", ".join(f"{n} x {name} ({published_rates[name]:.0f} images/sec "
-                                   "each)" for name, n in fed.items()) + ".")
+        found = dataclasses.replace(
+            found, figures=dict(found.figures, devices_fed_on_published_platforms=fed),
+            detail=found.detail + " On published platforms this host's pipeline could feed: "
+            + ", ".join(f"{n} x {name} ({published_rates[name]:.0f} images/sec each)"
+                        for name, n in fed.items()) + ".")
     return found
 
 

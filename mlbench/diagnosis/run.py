@@ -42,7 +42,7 @@ def findings(plan, step, outcome, timed_pipeline):
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
                                      outcome.compile_s))
     found.append(numerics.finding(outcome.history, outcome.steps, plan.numerics.precision))
-    return [f.to_dict() for f in found]
+    return found
 
 
 @contextlib.contextmanager
@@ -70,5 +70,5 @@ def _name_divergence(error, plan, parts, start_state):
     inputs = parts_lib.train_inputs(plan, begin)
     first = numerics.replay(parts.step, inputs, count, parts.model)
     finding = numerics.divergence_finding(first, begin, error.step)
-    error.finding = finding.to_dict()
+    error.finding = finding
     error.args = (f"{error.args[0]} {finding.detail[0].upper()}{finding.detail[1:]}",)

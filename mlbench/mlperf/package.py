@@ -20,7 +20,7 @@ import subprocess
 import sys
 from typing import List, Optional
 
-from mlbench import result_files
+from mlbench.results import files as result_files
 from mlbench.files import write_json, write_text
 from mlbench.mlperf import benchmarks
 
@@ -97,8 +97,8 @@ def write(run_set_dir, package_dir, submitter, system, gin_files, command):
     check_name("submitter", submitter)
     check_name("system", system)
     run_set = result_files.read(run_set_dir, "mlperf")[2]
-    settings, runs = run_set["settings"], run_set["runs"]
-    benchmark = settings["benchmark"]
+    settings, runs = run_set.settings, run_set.runs
+    benchmark = settings.benchmark
     root = os.path.join(package_dir, submitter)
     results = os.path.join(root, "results", system, benchmark)
     if os.path.isdir(results) and os.listdir(results):
@@ -106,10 +106,10 @@ def write(run_set_dir, package_dir, submitter, system, gin_files, command):
                          f"{system}/{benchmark}; give a new one.")
     os.makedirs(results, exist_ok=True)
     for i, run in enumerate(runs):
-        shutil.copyfile(run["log"], os.path.join(results, f"result_{i}.txt"))
+        shutil.copyfile(run.log, os.path.join(results, f"result_{i}.txt"))
     os.makedirs(os.path.join(root, "systems"), exist_ok=True)
     write_json(os.path.join(root, "systems", f"{system}.json"),
-               system_description(submitter, system, run_set["division"], settings["status"]))
+               system_description(submitter, system, run_set.division, settings.status))
     _implementation(root, benchmark, gin_files, command)
     return root
 

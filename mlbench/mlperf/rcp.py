@@ -25,7 +25,7 @@ import tempfile
 
 from mlperf_logging.rcp_checker import rcp_checker
 
-from mlbench import result_files
+from mlbench.results import files as result_files
 from mlbench.files import write_json
 
 
@@ -152,6 +152,7 @@ def closed_reference(benchmark, ruleset, batch_size):
 
 
 def read_run_set(run_set_dir):
+    """The MLPerfResults record `mlbench mlperf` wrote to `run_set_dir`."""
     return result_files.read(run_set_dir, "mlperf")[2]
 
 
@@ -159,8 +160,8 @@ def from_run_set(run_set_dir, platform, when):
     """An RCP entry from a run set `mlbench mlperf` wrote (many seeds, one configuration):
     its logs' epochs to converge, batch size and hyperparameters as logged."""
     run_set = read_run_set(run_set_dir)
-    logs = [run["log"] for run in run_set["runs"]]
-    ruleset = run_set["settings"]["ruleset"]
+    logs = [run.log for run in run_set.runs]
+    ruleset = run_set.settings.ruleset
     batch, epochs, benchmark = epochs_to_converge(logs, ruleset)
     return record(benchmark, batch, epochs, _logged_hyperparameters(logs[0]), platform, when)
 
@@ -201,7 +202,7 @@ def write_from_run_set(run_set_dir, path, gin_files, seeds):
     import datetime
     from mlbench.machine import cpu_model
     from mlbench.version import __version__
-    precision = read_run_set(run_set_dir)["precision"]
+    precision = read_run_set(run_set_dir).precision
     platform = (f"{cpu_model()}, {os.cpu_count()} cores, {precision}, mlbench "
                 f"{' '.join(gin_files)}, seeds {seeds[0]}-{seeds[1]}")
     entry = from_run_set(run_set_dir, platform,

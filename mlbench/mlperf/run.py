@@ -13,40 +13,30 @@ from typing import Optional
 
 from mlbench import config as gin_config
 from mlbench import plan as plan_lib
-from mlbench import reporting, result_files
+from mlbench import reporting
+from mlbench.results import files as result_files
 from mlbench.plan.arguments import train_defaults
 from mlbench.distribute import cluster
 from mlbench.files import write_text
 from mlbench.machine import environment
 from mlbench.mlperf import benchmarks, checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
-from mlbench.mlperf.settings import settings
+from mlbench.mlperf import settings as settings_lib
+from mlbench.results.records import MLPerfResults, MLPerfRun, Score
 from mlbench.trainer.runner import run as run_plan
 
 
-@dataclasses.dataclass
-class RunRecord:
-    seed: int
-    reached_target: bool
-    minutes: Optional[float]
-    status: str
-    metrics: dict
-    log: str
-    checker_passed: bool
-    checker_output: str
-
-
-def resolve_division(config, plan):
+def resolve_division(settings, plan):
     """Closed configs must follow the rules: refuse naming them, or fall back to open."""
-    if config["division"] != "closed":
+    if settings.division != "closed":
         return "open"
-    broken = rules.violations(config["benchmark"], {
+    broken = rules.violations(settings.benchmark, {
         "model": plan.model.name, "target": plan.cadence.target,
         "optimizer": plan.objective.optimizer_hparams,
-        "global_batch_size": plan.distribution.global_batch_size}, config["ruleset"])
+        "global_batch_size": plan.distribution.global_batch_size}, settings.ruleset)
     if not broken:
         return "closed"
-    if not config["fallback_to_open"]:
+    if not settings.fallback_to_open:
         raise ValueError("closed division refused; rule(s) broken: " + "; ".join(broken) +
                          " (set mlperf.fallback_to_open = True to run as open).")
     print("mlperf: running as OPEN division; closed rule(s) broken: " + "; ".join(broken))
@@ -64,40 +54,40 @@ def run_dirs(output_dir, runs):
     return dirs
 
 
-def run_once(plan, config, division, seed, run_dir, verbose=False):
+def run_once(plan, settings, division, seed, run_dir, verbose=False):
     """One run: log, train to target (or step limit), run the checker on the log."""
     os.makedirs(run_dir, exist_ok=True)
     log_path = os.path.join(run_dir, "mlperf.log")
-    logger = MLPerfLogger(log_path, config["benchmark"], division, config["org"],
-                          config["platform"], config["status"], cluster.is_chief())
+    logger = MLPerfLogger(log_path, settings.benchmark, division, settings.org,
+                          settings.platform, settings.status, cluster.is_chief())
     logger.init_start()
     directory = dataclasses.replace(plan.directory, model_dir=os.path.join(run_dir, "model"),
                                     resume=False)
     plan_for_run = dataclasses.replace(plan, seed=seed, warmup=True, directory=directory,
                                        verbose=verbose)
     result = run_plan(plan_for_run, callbacks=[logger])
-    verdict = checker.check(log_path, config["benchmark"], config["ruleset"])
+    verdict = checker.check(log_path, settings.benchmark, settings.ruleset)
     # MLCommons' time to train: the log's run_start → run_stop, as the summarizer reads it
-    minutes = (scoring.log_minutes(log_path, config["ruleset"])
+    minutes = (scoring.log_minutes(log_path, settings.ruleset)
                if result.reached_target and verdict.passed else None)
-    return RunRecord(seed, result.reached_target, minutes, logger.status, result.final_metrics,
+    return MLPerfRun(seed, result.reached_target, minutes, logger.status, result.final_metrics,
                      log_path, verdict.passed, verdict.output[-2000:])
 
 
 def _resolved():
     """The current gin state's mlperf settings and RunPlan (bundled data written first
     when the settings say how and it is missing)."""
-    config = settings()
+    settings = settings_lib.settings()
     arguments = plan_lib.train_arguments({}, train_defaults())
-    if config["prepare_data"] and arguments.data_dir:
-        prepare_data(arguments.data_dir, **config["prepare_data"])
-    return config, plan_lib.resolve(arguments)
+    if settings.prepare_data and arguments.data_dir:
+        prepare_data(arguments.data_dir, **settings.prepare_data)
+    return settings, plan_lib.resolve(arguments)
 
 
-def _data_to_write(config, arguments):
+def _data_to_write(settings, arguments):
     """The data_dir a run would fill with bundled data first, or None."""
     data_dir = arguments.data_dir
-    if config["prepare_data"] and data_dir and not _has_files(data_dir):
+    if settings.prepare_data and data_dir and not _has_files(data_dir):
         return data_dir
     return None
 
@@ -131,30 +121,30 @@ def planned(gin_files, gin_bindings=()):
     of a gin config, nothing built or written: missing bundled data is written to a
     temporary folder, planned against and removed."""
     with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
-        config = settings()
+        settings = settings_lib.settings()
         arguments = plan_lib.train_arguments({}, train_defaults())
-        to_write = _data_to_write(config, arguments)
+        to_write = _data_to_write(settings, arguments)
         if to_write is None:
             plan = plan_lib.resolve(arguments)
         else:
             with tempfile.TemporaryDirectory(prefix="mlbench_dry_run_") as folder:
                 arguments = dataclasses.replace(arguments, data_dir=os.path.join(folder, "data"))
-                prepare_data(arguments.data_dir, quiet=True, **config["prepare_data"])
+                prepare_data(arguments.data_dir, quiet=True, **settings.prepare_data)
                 plan = plan_lib.resolve(arguments)
-        return config, plan, resolve_division(config, plan), to_write
+        return settings, plan, resolve_division(settings, plan), to_write
 
 
-def dry_run_text(config, plan, division, data_to_write=None):
+def dry_run_text(settings, plan, division, data_to_write=None):
     """What `run_many` would run, and for a closed run how MLCommons' RCPs cover its
     batch size (`mlbench mlperf --dry_run`)."""
     split = plan.distribution
-    lines = [f"benchmark {config['benchmark']} (ruleset {config['ruleset']}), "
+    lines = [f"benchmark {settings.benchmark} (ruleset {settings.ruleset}), "
              f"{division} division", *plan.summary()]
     if data_to_write:
         lines.append(f"{data_to_write} is missing: a run writes the bundled "
-                     f"{config['prepare_data']['kind']} data there first")
+                     f"{settings.prepare_data['kind']} data there first")
     if division == "closed":
-        coverage = rcp.closed_reference(config["benchmark"], config["ruleset"],
+        coverage = rcp.closed_reference(settings.benchmark, settings.ruleset,
                                         split.global_batch_size)
         lines.append(f"MLCommons RCP at batch {split.global_batch_size}: "
                      f"{coverage or 'none (a closed submission at this batch needs one)'}")
@@ -170,20 +160,20 @@ def run_many(gin_files, gin_bindings=(), runs=1, seed=0, output_dir="runs/mlperf
     results.json (`judgement(output_dir)` reads it back).
 
     Returns:
-      (list of RunRecord, scoring.Score).
+      (list of MLPerfRun, Score).
     """
     with gin_config.scope(gin_files, gin_bindings, reads=("mlperf", "train")):
         if rcp_path is not None:
-            rcp.check_rcp_file(rcp_path, settings()["benchmark"])
-        config, plan = _resolved()
-        division = resolve_division(config, plan)
+            rcp.check_rcp_file(rcp_path, settings_lib.settings().benchmark)
+        settings, plan = _resolved()
+        division = resolve_division(settings, plan)
         dirs = run_dirs(output_dir, runs)
-        records = [run_once(plan, config, division, seed + i, d, verbose)
+        records = [run_once(plan, settings, division, seed + i, d, verbose)
                    for i, d in enumerate(dirs)]
-    score = scoring.score(config["benchmark"], [r.minutes for r in records])
-    judgement = (rcp.judge_logs([r.log for r in records], config["ruleset"], rcp_path)
+    score = scoring.score(settings.benchmark, [r.minutes for r in records])
+    judgement = (rcp.judge_logs([r.log for r in records], settings.ruleset, rcp_path)
                  if rcp_path is not None else None)
-    _write(output_dir, config, division, plan.numerics.precision, records, score, judgement)
+    _write(output_dir, settings, division, plan.numerics.precision, records, score, judgement)
     return records, score
 
 
@@ -209,7 +199,7 @@ class Submission:
 class Outcome:
     """What `submit` did: the runs, their score, and the verdicts asked for."""
     records: list
-    score: scoring.Score
+    score: Score
     rcp: Optional[dict] = None  # the RCP verdict recorded in results.json
     package_root: Optional[str] = None
     package_accepted: Optional[bool] = None
@@ -267,7 +257,7 @@ def check_packages(roots):
 
 def judgement(output_dir):
     """The RCP verdict `run_many` recorded in `output_dir` (a dict with `text`), or None."""
-    return rcp.read_run_set(output_dir)["rcp"]
+    return rcp.read_run_set(output_dir).rcp
 
 
 def table(records, score):
@@ -281,15 +271,14 @@ def table(records, score):
     return "\n".join(lines + ["", f"MLPerf score (olympic mean): {score.label}"])
 
 
-def _write(output_dir, config, division, precision, records, score, judgement):
-    result_files.write("mlperf", output_dir,
-               {"settings": config, "division": division, "precision": precision,
-                "score": dataclasses.asdict(score), "environment": environment(),
-                "runs": [dataclasses.asdict(r) for r in records],
-                "rcp": dict(dataclasses.asdict(judgement), text=judgement.text())
-                if judgement else None}, indent=1)
+def _write(output_dir, settings, division, precision, records, score, judgement):
+    result_files.write(output_dir, MLPerfResults(
+        settings=settings, division=division, precision=precision, score=score,
+        environment=environment(), runs=list(records),
+        rcp=dict(dataclasses.asdict(judgement), text=judgement.text()) if judgement else None),
+        indent=1)
     text = table(records, score) + (f"\n\n{judgement.text()}" if judgement else "")
     write_text(os.path.join(output_dir, "results.md"), text + "\n")
     reporting.report([output_dir], os.path.join(output_dir, "report.html"),
-                     f"MLPerf {config['benchmark']} ({division} division)")
+                     f"MLPerf {settings.benchmark} ({division} division)")
     print(text)

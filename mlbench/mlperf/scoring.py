@@ -6,11 +6,12 @@ Runs per benchmark come from `mlperf_logging.benchmark_meta` (ResNet 5, BERT
 the rest, where a run that did not converge counts as a dropped slowest run,
 and more non-converging runs than may be dropped give no score.
 """
-import dataclasses
 from typing import List, Optional
 
 from mlperf_logging import benchmark_meta
 from mlperf_logging.result_summarizer import result_summarizer
+
+from mlbench.results.records import Score
 
 
 def log_minutes(log_path, ruleset):
@@ -31,13 +32,6 @@ def max_dropped(benchmark):
     return 4 if benchmark == "unet3d" else 1
 
 
-@dataclasses.dataclass
-class Score:
-    minutes: Optional[float]
-    runs: int
-    required: int
-    valid: bool
-    label: str
 
 
 def score(benchmark, minutes: List[Optional[float]]):

@@ -2,6 +2,7 @@
 import gin
 
 from mlbench.mlperf import benchmarks
+from mlbench.results.records import MLPerfSettings
 
 
 @gin.configurable("mlperf")
@@ -25,6 +26,8 @@ def settings(benchmark, division="closed", org="mlbench", platform="unknown", st
                          f"{sorted(benchmarks.BENCHMARKS)}.")
     if division not in ("closed", "open"):
         raise ValueError(f"`mlperf.division` ({division!r}) must be 'closed' or 'open'.")
-    return dict(benchmark=benchmark, division=division, org=org, platform=platform,
-                status=status, fallback_to_open=fallback_to_open,
-                ruleset=ruleset or benchmarks.BENCHMARKS[benchmark].default_ruleset, prepare_data=prepare_data)
+    return MLPerfSettings(
+        benchmark=benchmark, division=division, org=org, platform=platform, status=status,
+        fallback_to_open=fallback_to_open,
+        ruleset=ruleset or benchmarks.BENCHMARKS[benchmark].default_ruleset,
+        prepare_data=prepare_data)

@@ -1,12 +1,14 @@
 """A benchmark result's projection, stored in the result beside the figures it follows
 from: images/sec on more devices and, where MLCommons' reference points cover the
 global batch, minutes to the MLPerf target (`benchmark --project`, suites)."""
+import dataclasses
+
 from mlbench.projector import scaling, time_to_train
 
 
 def attach(result, up_to, platform, read_suite=None):
-    """Adds `result.projection`: `result`'s device scaled to `up_to` devices over
-    `platform`'s interconnect, labelled as a projection. Returns the Projection."""
+    """(`result` with its `projection`, the Projection): `result`'s device scaled to
+    `up_to` devices over `platform`'s interconnect, labelled as a projection."""
     counts = scaling.device_counts(up_to, result.num_devices)
     projected = scaling.project(result, devices=counts, platform=platform, read_suite=read_suite)
     stored = dict(projected.to_dict(), label=(
@@ -15,6 +17,6 @@ def attach(result, up_to, platform, read_suite=None):
     # minutes to the MLPerf target are stored beside the images/sec they follow from, so
     # that a report reads them from the file instead of running the projector again
     estimates, reasons = time_to_train.for_projection_dict(stored)
-    result.projection = dict(stored, time_to_train=[t.to_dict() for t in estimates],
-                             not_estimated=reasons)
-    return projected
+    projection = dict(stored, time_to_train=[t.to_dict() for t in estimates],
+                      not_estimated=reasons)
+    return dataclasses.replace(result, projection=projection), projected

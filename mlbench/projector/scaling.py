@@ -282,16 +282,17 @@ def _measurement(result):
     its JSON file."""
     if result is None:
         return {}
-    if isinstance(result, dict):
-        data = result
-    elif isinstance(result, str):
-        from mlbench import result_files
-        data = result_files.read(result, "benchmark", argument="result")[2]
-    else:
-        data = result.to_dict()
-    strategy = (data.get("ran") or {}).get("strategy")
-    return {"model": data["model"], "images_per_sec": data["images_per_sec"]["mean"],
-            "batch_size": data["batch_size"], "num_devices": data["num_devices"],
+    if isinstance(result, dict):  # figures given by hand, in a result file's layout
+        strategy = (result.get("ran") or {}).get("strategy")
+        return {"model": result["model"], "images_per_sec": result["images_per_sec"]["mean"],
+                "batch_size": result["batch_size"], "num_devices": result["num_devices"],
+                "pattern": pattern_for_strategy(strategy) if strategy else "replicated"}
+    if isinstance(result, str):
+        from mlbench.results import files as result_files
+        result = result_files.read(result, "benchmark", argument="result")[2]
+    strategy = result.ran.get("strategy")
+    return {"model": result.model, "images_per_sec": result.images_per_sec.mean,
+            "batch_size": result.batch_size, "num_devices": result.num_devices,
             "pattern": pattern_for_strategy(strategy) if strategy else "replicated"}
 
 

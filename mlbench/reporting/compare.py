@@ -100,13 +100,13 @@ def spread(result):
     mean = statistics.fmean(totals)
     if len(totals) > 1:
         return statistics.stdev(totals) / mean
-    run = result["runs"][0]
-    return run["images_per_sec_stderr"] / run["images_per_sec_mean"]
+    run = result.runs[0]
+    return run.images_per_sec_stderr / run.images_per_sec_mean
 
 
 def judge(baseline, candidate, threshold=None):
     """One Row from two benchmark results of the same configuration."""
-    b, c = baseline["images_per_sec"]["mean"], candidate["images_per_sec"]["mean"]
+    b, c = baseline.images_per_sec.mean, candidate.images_per_sec.mean
     ratio = c / b
     noise = NOISE_SIGMAS * math.hypot(spread(baseline), spread(candidate))
     verdict = ("faster" if ratio - 1 > noise else "slower" if 1 - ratio > noise

@@ -99,8 +99,8 @@ def _figure(value):
 
 def steps_to_target(result):
     """The step of the run's first eval meeting its target (None: not reached)."""
-    target = (result.get("config") or {}).get("target") or {}
-    for record in result.get("history", []):
+    target = result.config.get("target") or {}
+    for record in result.history:
         metrics = record.get("metrics")
         if metrics and target and all(metrics.get(k, -math.inf) >= v for k, v in target.items()):
             return record["step"]
@@ -126,7 +126,7 @@ MIN_BLOCKS = 3  # timed blocks a run needs for its own spread
 def block_spread(result):
     """The relative spread (stdev / mean) of a train run's per-block examples/sec, or None
     when it recorded fewer than MIN_BLOCKS timed blocks (or is older than the record)."""
-    rates = [r["block_examples_per_second"] for r in result.get("history", [])
+    rates = [r["block_examples_per_second"] for r in result.history
              if isinstance(r, dict) and r.get("block_examples_per_second")]
     if len(rates) < MIN_BLOCKS:
         return None
@@ -137,7 +137,7 @@ def _judged_rate(b, c, threshold):
     """examples/sec judged against a band from both runs' own block-to-block spread (a
     shared machine moves a single run's rate by tens of percent); "not judged" without
     one."""
-    rate_b, rate_c = b.get("examples_per_second"), c.get("examples_per_second")
+    rate_b, rate_c = b.examples_per_second, c.examples_per_second
     spreads = [block_spread(b), block_spread(c)]
     if rate_b and rate_c is not None and None in spreads:
         return RunRow("examples/sec", rate_b, rate_c,
@@ -148,7 +148,7 @@ def _judged_rate(b, c, threshold):
 
 def compare_train(base, cand, threshold=None):
     """Two train runs: steps to the target (exact), time to quality and examples/sec."""
-    b, c = base.data, cand.data
+    b, c = base.record, cand.record
     steps_b, steps_c = steps_to_target(b), steps_to_target(c)
     if steps_b is None or steps_c is None:
         steps_verdict = "not comparable (not reached on a side)"  # shown, not a failure
@@ -156,31 +156,30 @@ def compare_train(base, cand, threshold=None):
         steps_verdict = ("fewer steps" if steps_c < steps_b else "more steps"
                          if steps_c > steps_b else "same steps")
     rows = [RunRow("steps to target", steps_b, steps_c, steps_verdict),
-            _judged("time to quality (s)", b.get("time_to_quality_s"),
-                    c.get("time_to_quality_s"), SINGLE_RUN_BAND, threshold),
+            _judged("time to quality (s)", b.time_to_quality_s, c.time_to_quality_s,
+                    SINGLE_RUN_BAND, threshold),
             _judged_rate(b, c, threshold)]
-    for name in sorted(set(b.get("final_metrics", {})) & set(c.get("final_metrics", {}))):
-        rows.append(RunRow(f"final {name}", b["final_metrics"][name],
-                           c["final_metrics"][name], "(shown)"))
+    for name in sorted(set(b.final_metrics) & set(c.final_metrics)):
+        rows.append(RunRow(f"final {name}", b.final_metrics[name], c.final_metrics[name],
+                           "(shown)"))
     return RunComparison("train", base.path, cand.path, rows,
                          environment_differences(base.environment, cand.environment), threshold)
 
 
 def _minutes(run_set):
-    return [r["minutes"] for r in run_set.get("runs", []) if r.get("minutes") is not None]
+    return [r.minutes for r in run_set.runs if r.minutes is not None]
 
 
 def compare_mlperf(base, cand, threshold=None):
     """Two MLPerf run sets: the score (minutes to train), banded by the runs' own spread."""
-    b, c = base.data["score"].get("minutes"), cand.data["score"].get("minutes")
+    b, c = base.record.score.minutes, cand.record.score.minutes
     spreads = []
-    for side in (base.data, cand.data):
+    for side in (base.record, cand.record):
         minutes = _minutes(side)
         spreads.append(statistics.stdev(minutes) / statistics.fmean(minutes)
                        if len(minutes) > 1 else SINGLE_RUN_BAND / NOISE_SIGMAS)
     band = NOISE_SIGMAS * math.hypot(*spreads)
     rows = [_judged("minutes to train (score)", b, c, band, threshold)]
-    rows.append(RunRow("runs", len(base.data.get("runs", [])), len(cand.data.get("runs", [])),
-                       "(shown)"))
+    rows.append(RunRow("runs", len(base.record.runs), len(cand.record.runs), "(shown)"))
     return RunComparison("mlperf", base.path, cand.path, rows,
                          environment_differences(base.environment, cand.environment), threshold)

@@ -48,7 +48,7 @@ def build(loaded, published_figures=True, title=None):
             sections.append({"id": f"{prefix}-malformed", "kind": "facts",
                              "title": f"Malformed result: {source.path}",
                              "facts": {"file": source.path,
-                                       "problem": source.data["problem"]}})
+                                       "problem": source.problem}})
         else:
             sections += mlperf_sections(source, prefix)
     sections += comparison_sections(loaded)
@@ -74,9 +74,9 @@ def header(loaded, title):
 
 def benchmark_sections(source, prefix, published_figures):
     results = source.results
-    models = list(dict.fromkeys(r["model"] for r in results))
-    devices = sorted({r["num_devices"] for r in results})
-    kinds = list(dict.fromkeys(r["data"] for r in results))
+    models = list(dict.fromkeys(r.model for r in results))
+    devices = sorted({r.num_devices for r in results})
+    kinds = list(dict.fromkeys(r.data for r in results))
     sections = [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
                  "text": f"{source.kind} in {source.path}"}, method(source, prefix)]
     sections.append(throughput_chart(f"{prefix}-chart", results))
@@ -91,19 +91,19 @@ def benchmark_sections(source, prefix, published_figures):
     sections += published(prefix, source, models, published_figures)
     sections += projections(prefix, results)
     sections.append(diagnosis_table(f"{prefix}-diagnosis", [
-        ((r["model"], str(r["num_devices"]), r["data"]), f) for r in results
-        for f in r.get("diagnosis") or ()], ["model", "devices", "data"]))
+        ((r.model, str(r.num_devices), r.data), f) for r in results
+        for f in r.diagnosis or ()], ["model", "devices", "data"]))
     return [s for s in sections if s]
 
 
 def method(source, prefix):
-    settings = source.data.get("settings") or {}
+    settings = source.record.settings if source.kind == "suite" else {}
     first = source.results[0]
     facts = {"warm-up / timed steps / runs": settings.get("warm-up / timed steps / runs") or
-             f"{(first.get('ran') or {}).get('num_warmup_batches', '?')} / "
-             f"{first['runs'][0]['num_steps']} / {len(first['runs'])}",
+             f"{first.ran.get('num_warmup_batches', '?')} / "
+             f"{first.runs[0].num_steps} / {len(first.runs)}",
              "statistics": METHOD}
-    ran = first.get("ran") or {}
+    ran = first.ran
     for key in ("precision", "jit_compile", "strategy", "forward_only"):
         if key in ran:
             facts[key] = ran[key]
@@ -111,7 +111,7 @@ def method(source, prefix):
 
 
 def _cells(results, kind):
-    return {(r["num_devices"], r["model"]): r for r in results if r["data"] == kind}
+    return {(r.num_devices, r.model): r for r in results if r.data == kind}
 
 
 def _grid(section_id, title, models, devices, cell_of, note=""):
@@ -123,9 +123,9 @@ def _grid(section_id, title, models, devices, cell_of, note=""):
 
 def throughput_chart(section_id, results):
     series = {}
-    for r in sorted(results, key=lambda r: r["num_devices"]):
-        series.setdefault(f"{r['data']}/{page.display(r['model'])}", []).append(
-            [r["num_devices"], r["images_per_sec"]["mean"]])
+    for r in sorted(results, key=lambda r: r.num_devices):
+        series.setdefault(f"{r.data}/{page.display(r.model)}", []).append(
+            [r.num_devices, r.images_per_sec.mean])
     return {"id": section_id, "title": "Images/sec by device count", "kind": "image",
             "series": series, "xlabel": "devices", "ylabel": "images/sec"}
 
@@ -137,8 +137,8 @@ def throughput_table(section_id, results, kind, models, devices):
         r = cells.get((n, m))
         if r is None:
             return "N/A"
-        mean, std = r["images_per_sec"]["mean"], r["images_per_sec"]["std"]
-        jitter = statistics.fmean(run["jitter"] for run in r["runs"])
+        mean, std = r.images_per_sec.mean, r.images_per_sec.std
+        jitter = statistics.fmean(run.jitter for run in r.runs)
         return number(mean, f"{fmt(mean)} ± {fmt(std)} (jitter {fmt(jitter)})")
     return _grid(section_id, f"Training {kind} data: images/sec (mean of runs)", models,
                  devices, cell, "± standard deviation across runs; jitter as tf_cnn_benchmarks")
@@ -151,7 +151,7 @@ def scaling_table(section_id, results, kind, models, devices):
         r, r0 = cells.get((n, m)), cells.get((base, m))
         if r is None or r0 is None:
             return "N/A"
-        efficiency = r["images_per_sec"]["mean"] / (n / base * r0["images_per_sec"]["mean"])
+        efficiency = r.images_per_sec.mean / (n / base * r0.images_per_sec.mean)
         return number(100 * efficiency, f"{100 * efficiency:.1f} %")
     return _grid(section_id, f"Scaling efficiency, {kind} data (vs {base} device"
                  f"{'s' if base > 1 else ''} × n)", models, devices, cell)
@@ -159,27 +159,27 @@ def scaling_table(section_id, results, kind, models, devices):
 
 def mfu_table(section_id, results, kind, models, devices):
     cells = _cells(results, kind)
-    sources_of_peak = sorted({r.get("peak_source") or "" for r in cells.values()} - {""})
+    sources_of_peak = sorted({r.peak_source or "" for r in cells.values()} - {""})
 
     def cell(n, m):
         r = cells.get((n, m))
-        if r is None or r.get("mfu") is None:
+        if r is None or r.mfu is None:
             return "N/A"
-        return number(100 * r["mfu"], f"{100 * r['mfu']:.1f} %")
+        return number(100 * r.mfu, f"{100 * r.mfu:.1f} %")
     return _grid(section_id, f"Model-FLOPs utilisation, {kind} data", models, devices, cell,
                  "peak: " + ("; ".join(sources_of_peak) or "n/a"))
 
 
 def real_vs_synthetic(section_id, results, models, devices):
     synthetic = _cells(results, "synthetic")
-    real = {k: v for kind in {r["data"] for r in results} - {"synthetic"}
+    real = {k: v for kind in {r.data for r in results} - {"synthetic"}
             for k, v in _cells(results, kind).items()}
 
     def cell(n, m):
         s, r = synthetic.get((n, m)), real.get((n, m))
         if s is None or r is None:
             return "N/A"
-        ratio = r["images_per_sec"]["mean"] / s["images_per_sec"]["mean"]
+        ratio = r.images_per_sec.mean / s.images_per_sec.mean
         return number(ratio, f"{ratio:.3f}")
     return _grid(section_id, "Real ÷ synthetic images/sec (input pipeline cost)", models,
                  devices, cell)
@@ -188,7 +188,8 @@ def real_vs_synthetic(section_id, results, models, devices):
 def published(prefix, source, models, anchors=True):
     """The page's figures: a page suite's own reference, else the page's 1-GPU rows of
     the models measured (the GPU anchors)."""
-    reference = (source.data.get("reference") or {}).get("synthetic")
+    reference = ((source.record.reference if source.kind == "suite" else None)
+                 or {}).get("synthetic")
     if reference:
         devices = sorted(int(n) for n in reference)
         rows = {int(n): row for n, row in reference.items()}
@@ -208,14 +209,14 @@ def published(prefix, source, models, anchors=True):
 
 
 def projections(prefix, results):
-    projected = [r for r in results if r.get("projection")]
+    projected = [r for r in results if r.projection]
     if not projected:
         return []
-    rows = [[page.display(r["model"]), r["data"], str(c["devices"]),
+    rows = [[page.display(r.model), r.data, str(c["devices"]),
              number(c["images_per_sec"]), f"{fmt(c['low'])}–{fmt(c['high'])}",
              number(c["linear"])]
-            for r in projected for c in r["projection"]["cells"]]
-    first = projected[0]["projection"]
+            for r in projected for c in r.projection["cells"]]
+    first = projected[0].projection
     return [{"id": f"{prefix}-projection", "kind": "table", "projection": True,
              "title": f"Projected, not measured: {first['platform']}",
              "columns": ["model", "data", "devices", "projected images/sec",
@@ -230,13 +231,13 @@ def time_to_train_table(prefix, projected):
     projection; [] when none is stored."""
     rows, skipped = [], []
     for r in projected:
-        skipped += [f"{r['model']}: {reason}" for reason in r["projection"].get("not_estimated", ())]
-        rows += [[page.display(r["model"]), str(t["devices"]),
+        skipped += [f"{r.model}: {reason}" for reason in r.projection.get("not_estimated", ())]
+        rows += [[page.display(r.model), str(t["devices"]),
                   str(t["convergence"]["global_batch_size"]),
                   number(t["minutes"], f"{t['minutes']:.3g}"),
                   f"{t['minutes_low']:.3g}–{t['minutes_high']:.3g}",
                   f"{t['train_minutes']:.3g} + {t['eval_minutes']:.3g} ({t['evals']} evals)",
-                  t["convergence"]["source"]] for t in r["projection"].get("time_to_train", ())]
+                  t["convergence"]["source"]] for t in r.projection.get("time_to_train", ())]
     if not rows:
         return []
     return [{"id": f"{prefix}-time-to-train", "kind": "table", "projection": True,
@@ -253,19 +254,18 @@ def time_to_train_table(prefix, projected):
 # --- training runs ---------------------------------------------------------------------
 
 def train_sections(source, prefix):
-    d = source.data
-    facts = {"status": d.get("status"), "steps": d.get("steps"),
-             "reached target": d.get("reached_target"),
-             "time to quality (s)": d.get("time_to_quality_s") or d.get("time_to_quality_note"),
-             "examples/sec": d.get("examples_per_second"),
-             **{f"final {k}": v for k, v in (d.get("final_metrics") or {}).items()},
-             **{f"ran: {k}": v for k, v in (d.get("ran") or {}).items()}}
-    series = curves.read(source.path) or curves.from_history(d.get("history") or [])
+    d = source.record
+    facts = {"status": d.status, "steps": d.steps, "reached target": d.reached_target,
+             "time to quality (s)": d.time_to_quality_s or d.time_to_quality_note,
+             "examples/sec": d.examples_per_second,
+             **{f"final {k}": v for k, v in d.final_metrics.items()},
+             **{f"ran: {k}": v for k, v in d.ran.items()}}
+    series = curves.read(source.path) or curves.from_history(d.history)
     # validation/loss is validation/eval_loss under the train loss's tag (TensorBoard overlays)
     shown = {k: v for k, v in series.items() if k == "train/loss" or
              k.startswith("validation/") and k != "validation/loss"}
     diagnosis = diagnosis_table(f"{prefix}-diagnosis",
-                                [((), f) for f in d.get("diagnosis") or ()], [])
+                                [((), f) for f in d.diagnosis], [])
     return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
              "text": f"train run in {source.path}"},
             {"id": f"{prefix}-facts", "title": "What ran", "kind": "facts", "facts": facts},
@@ -273,19 +273,19 @@ def train_sections(source, prefix):
             {"id": f"{prefix}-curves", "title": "Loss and metrics", "kind": "image",
              "series": shown, "xlabel": "step",
              "note": "from the run's TensorBoard event files" if series != curves.from_history(
-                 d.get("history") or []) else "from result.json's history"}]
+                 d.history) else "from result.json's history"}]
 
 
 def diagnosis_table(section_id, rows, key_columns):
     """The findings of `mlbench.diagnosis` as a table; None when there are none.
-    `rows`: (key cells, finding dict) pairs."""
+    `rows`: (key cells, Finding) pairs."""
     if not rows:
         return None
     return {"id": section_id, "title": "Diagnosis: what set the pace", "kind": "table",
             "columns": [*key_columns, "topic", "status", "verdict", "what was measured",
                         "what to change"],
-            "rows": [[*key, f["topic"], f["status"], f["verdict"], f["detail"],
-                      f["advice"] or "-"] for key, f in rows],
+            "rows": [[*key, f.topic, f.status, f.verdict, f.detail, f.advice or "-"]
+                     for key, f in rows],
             "note": "Each finding is read from measurements of the run (the input pipeline "
                     "timed alone, the step's traces, the loss scale, one device against "
                     "N); docs/why_slow.md explains them."}
@@ -294,17 +294,17 @@ def diagnosis_table(section_id, rows, key_columns):
 # --- MLPerf run sets -------------------------------------------------------------------
 
 def mlperf_sections(source, prefix):
-    d = source.data
-    rows = [[str(i), str(r["seed"]), r["status"],
-             number(r["minutes"], "-" if r["minutes"] is None else f"{r['minutes']:.3f}"),
-             ", ".join(f"{k} {v:.4f}" for k, v in r["metrics"].items()),
-             "pass" if r["checker_passed"] else "FAIL"] for i, r in enumerate(d["runs"])]
+    d = source.record
+    rows = [[str(i), str(r.seed), r.status,
+             number(r.minutes, "-" if r.minutes is None else f"{r.minutes:.3f}"),
+             ", ".join(f"{k} {v:.4f}" for k, v in r.metrics.items()),
+             "pass" if r.checker_passed else "FAIL"] for i, r in enumerate(d.runs)]
     return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
-             "text": f"MLPerf run set in {source.path} ({d.get('division')} division)"},
+             "text": f"MLPerf run set in {source.path} ({d.division} division)"},
             {"id": f"{prefix}-runs", "title": "Time to quality per run", "kind": "table",
              "columns": ["run", "seed", "status", "minutes to target", "metrics",
                          "compliance checker"], "rows": rows,
-             "note": f"score: {d['score']['label']} (MLCommons' olympic average)"},
+             "note": f"score: {d.score.label} (MLCommons' olympic average)"},
             {"id": f"{prefix}-unverified", "title": "Status", "kind": "text",
              "text": UNVERIFIED}]
 

@@ -1,45 +1,53 @@
 """What a run directory holds, read back: one `Source` per benchmark suite, single
-benchmark, train run or MLPerf run set."""
+benchmark, train run or MLPerf run set, holding its record (`mlbench.results.records`)."""
 import dataclasses
-from typing import Any, Dict, List
+from typing import Any, List
 
-from mlbench import result_files
+from mlbench.results import files as result_files
+from mlbench.results.records import BenchmarkResult
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Source:
-    """One thing that ran. `results`: benchmark results as dicts (suite and benchmark);
-    `data`: the whole file read."""
+    """One thing that ran.
+
+    Attributes:
+      kind: 'suite', 'benchmark', 'train', 'mlperf', or 'malformed' (a result file that
+        could not be read: `problem` says why, and there is no record).
+      record: the file's record (SuiteResults, BenchmarkResult, TrainResult or
+        MLPerfResults).
+      results: the benchmark results in it (a suite's, or a benchmark's own).
+    """
     kind: str
     path: str
     title: str
-    data: Dict[str, Any]
-    results: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    record: Any = None
+    results: List[BenchmarkResult] = dataclasses.field(default_factory=list)
+    problem: str = ""
 
     @property
     def environment(self):
         for r in self.results:
-            if r.get("environment"):
-                return r["environment"]
-        return self.data.get("environment") or {}
+            if r.environment:
+                return r.environment
+        return getattr(self.record, "environment", None) or {}
 
 
 def load(path):
     """A Source from a run directory (or the JSON file in it)."""
-    kind, folder, data = result_files.read(path)
+    kind, folder, record = result_files.read(path)
     if kind == "suite":
-        return Source("suite", folder, data.get("title") or folder, data, data["results"])
+        return Source("suite", folder, record.title or folder, record, record.results)
     if kind == "benchmark":
-        return Source("benchmark", folder, f"{data['model']} benchmark", data, [data])
+        return Source("benchmark", folder, f"{record.model} benchmark", record, [record])
     if kind == "train":
-        return Source("train", folder, f"{data.get('config', {}).get('model', 'train')} run",
-                      data)
-    return Source("mlperf", folder, f"MLPerf {data['settings'].get('benchmark')}", data)
+        return Source("train", folder, f"{record.config.get('model', 'train')} run", record)
+    return Source("mlperf", folder, f"MLPerf {record.settings.benchmark}", record)
 
 
 def load_all(paths, keep_malformed=False):
     """Every source, all checked before anything is written. With `keep_malformed` (a
-    report) a malformed result file becomes a Source of kind 'malformed' whose `data`
+    report) a malformed result file becomes a Source of kind 'malformed' whose `problem`
     says what is wrong, so the page shows it instead of failing on it."""
     if not paths:
         raise ValueError("`paths` is empty: give at least one run directory.")
@@ -50,17 +58,16 @@ def _load_or_malformed(path):
     try:
         return load(path)
     except result_files.MalformedResult as e:
-        return Source("malformed", str(path), f"malformed result: {path}",
-                      {"problem": str(e)})
+        return Source("malformed", str(path), f"malformed result: {path}", problem=str(e))
 
 
 def configuration(result):
     """What makes two benchmark results comparable."""
-    ran = result.get("ran") or {}
-    return (result["model"], result["num_devices"], result["data"], result["batch_size"],
-            result["variable_update"], ran.get("precision"), bool(ran.get("forward_only")))
+    return (result.model, result.num_devices, result.data, result.batch_size,
+            result.variable_update, result.ran.get("precision"),
+            bool(result.ran.get("forward_only")))
 
 
 def run_totals(result):
     """The per-run total images/sec of a benchmark result."""
-    return [r["total_images_per_sec"] for r in result["runs"]]
+    return [r.total_images_per_sec for r in result.runs]

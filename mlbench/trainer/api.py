@@ -11,7 +11,7 @@ from mlbench import config as gin_config
 from mlbench import plan as plan_lib
 from mlbench.plan.arguments import train_defaults
 from mlbench.distribute import cluster
-from mlbench.trainer.result import TrainResult
+from mlbench.results.records import TrainResult
 from mlbench.trainer.runner import run
 
 

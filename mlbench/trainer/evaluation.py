@@ -19,12 +19,12 @@ from typing import Dict, Optional
 import tensorflow as tf
 
 from mlbench import plan as plan_lib
-from mlbench import result_files
+from mlbench.results import files as result_files
 from mlbench.plan import rundir
 from mlbench.plan.arguments import train_defaults
 from mlbench.files import write_json
 from mlbench.plan.parts import build
-from mlbench.trainer.result import TrainResult
+from mlbench.results.records import TrainResult
 from mlbench.training import checkpoints
 
 EVALUATIONS = "evaluations"
@@ -121,14 +121,13 @@ def load(model_dir, checkpoint=None, model=None, data=None):
     path = checkpoint_path(model_dir, checkpoint)
     record, plan, parts = _rebuilt(model_dir, model, data, needs_data=False)
     path = _newest_intact(model_dir, parts, checkpoint, path)
-    summary = result_files.read_if_present("train", model_dir) or {
-        "status": "running", "steps": step_of(path), "final_metrics": {},
-        "reached_target": False, "time_to_quality_s": None, "examples_per_second": None,
-        "history": [], "config": record["arguments"], "ran": {"precision": record["precision"]},
-        "model_dir": model_dir}
-    return TrainResult.from_summary(summary, parts.model, parts.optimizer,
-                                    loaded_from=model_dir, restored_from=path,
-                                    input_spec=record.get("input_spec"))
+    stored = result_files.read_if_present("train", model_dir) or TrainResult(
+        model=None, status="running", steps=step_of(path), final_metrics={},
+        reached_target=False, time_to_quality_s=None, examples_per_second=None,
+        history=[], config=record["arguments"], ran={"precision": record["precision"]},
+        model_dir=model_dir)
+    return stored.with_model(parts.model, parts.optimizer, loaded_from=model_dir,
+                             restored_from=path, input_spec=record.get("input_spec"))
 
 
 def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):
@@ -234,8 +233,8 @@ def _name_missed(model_dir, done, verbose):
     from mlbench.training.cadence import Cadence
     plan = Cadence(**cadence)
     seen = {step_of(p) for p in done}
-    first = (summary.get("resumed_from_step") or 0) + 1
-    missed = [s for s in range(first, summary["steps"] + 1)
+    first = (summary.resumed_from_step or 0) + 1
+    missed = [s for s in range(first, summary.steps + 1)
               if plan.checkpoint_due(s) and s not in seen]
     if missed and verbose:
         print(f"not evaluated: checkpoint step(s) {missed}, written and removed by the "
@@ -281,4 +280,4 @@ def _ended(model_dir):
         return False
     if os.path.getmtime(result) < os.path.getmtime(os.path.join(model_dir, rundir.FILE)):
         return False
-    return result_files.read(result, "train")[2].get("status") in ENDED
+    return result_files.read(result, "train")[2].status in ENDED

@@ -15,7 +15,7 @@ import tempfile
 import tensorflow as tf
 
 from mlbench import config as gin_config
-from mlbench import result_files
+from mlbench.results import files as result_files
 from mlbench.plan import rundir
 from mlbench.machine import environment
 from mlbench.data.tfrecords import locate_corruption
@@ -24,7 +24,7 @@ from mlbench.diagnosis import numerics
 from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, heartbeat, strategies
 from mlbench.plan.parts import build
-from mlbench.trainer.result import TrainResult
+from mlbench.results.records import TrainResult
 from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
@@ -141,7 +141,7 @@ def _run(plan, callbacks, progress, model_dir):
     gin_config.write_operative(model_dir)
     ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile,
                optimizer=plan.objective.optimizer_hparams)
-    earlier = stored["history"] if stored is not None else []
+    earlier = stored.history if stored is not None else []
     diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)
     result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
     if outcome.interrupted is not None:
@@ -162,30 +162,30 @@ def stored_result(plan, parts):
     stored = result_files.read_if_present("train", model_dir) if model_dir else None
     if not parts.resumed_from or stored is None:
         return None
-    return stored if stored.get("steps") == parts.resumed_from_step else None
+    return stored if stored.steps == parts.resumed_from_step else None
 
 
 def finished(stored, plan):
     """A stored run is finished for this plan when it ran every step asked for now, or it
     met the target asked for now."""
-    if stored.get("status") == "interrupted":
+    if stored.status == "interrupted":
         return False
-    if stored.get("status") == "stopped":  # by a callback: finished for the same length
-        return plan.cadence.train_steps <= stored.get("planned_steps", stored["steps"])
-    return stored["steps"] >= plan.cadence.train_steps or bool(
-        stored.get("reached_target") and target_met(stored.get("final_metrics", {}),
-                                                    plan.cadence.target))
+    if stored.status == "stopped":  # by a callback: finished for the same length
+        planned = stored.steps if stored.planned_steps is None else stored.planned_steps
+        return plan.cadence.train_steps <= planned
+    return stored.steps >= plan.cadence.train_steps or bool(
+        stored.reached_target and target_met(stored.final_metrics, plan.cadence.target))
 
 
 def _report_stored(stored, parts, plan):
     """The finished run's result as stored, marked as loaded; nothing is written."""
-    result = TrainResult.from_summary(stored, parts.model, parts.optimizer,
-                                      loaded_from=plan.directory.model_dir,
-                                      resumed_from_step=stored["steps"])
+    result = stored.with_model(parts.model, parts.optimizer,
+                               loaded_from=plan.directory.model_dir,
+                               resumed_from_step=stored.steps)
     if plan.verbose:
         print(f"the run in {plan.directory.model_dir} already "
-              f"{'stopped' if stored.get('status') == 'stopped' else 'finished'} at step "
-              f"{stored['steps']}: "
+              f"{'stopped' if stored.status == 'stopped' else 'finished'} at step "
+              f"{stored.steps}: "
               "reporting its result.json (unchanged); give more train_steps to continue "
               "it, or a new model_dir for a new run")
         print(format_summary(result))
@@ -280,7 +280,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
     if model_dir:
         with disk_full_named(model_dir, "writing result.json",
                              lambda: latest_checkpoint(model_dir)):
-            result.to_json(model_dir)
+            result_files.write(model_dir, result)
     if plan.verbose and outcome.interrupted is None:
         print(format_summary(result))
     return result

@@ -24,7 +24,7 @@ def test_statistics_match_tf_cnn_benchmarks_get_perf_timing():
     assert run.jitter == pytest.approx(1.4826 * 5.0)
     assert run.total_images_per_sec == pytest.approx(40 / 2.25)
     across = stats.across_runs([10.0, 12.0, 14.0])
-    assert across == {"mean": 12.0, "std": 2.0, "min": 10.0, "max": 14.0, "runs": 3}
+    assert across == stats.Stats(mean=12.0, std=2.0, min=10.0, max=14.0, runs=3)
 
 
 def test_warmup_never_enters_the_statistics():
@@ -47,11 +47,11 @@ def test_real_benchmark_counts_steps_and_runs(tmp_path):
     assert [r.num_steps for r in result.runs] == [3, 3]
     assert result.ran["steps_run"] == 1 + 2 * (2 + 3)  # compile step + (warm-up + timed) × runs
     assert result.ran["replicas"] == 2 and result.ran["strategy"] == "MirroredStrategy"
-    assert result.images_per_sec["runs"] == 2 and result.images_per_sec["mean"] > 0
+    assert result.images_per_sec.runs == 2 and result.images_per_sec.mean > 0
     assert result.ran["jit_compile"] is False  # 'auto' on CPU
     # MFU = model FLOPs per example × examples/sec ÷ the peak of the devices used
     assert result.mfu == pytest.approx(
-        result.flops_per_example * result.images_per_sec["mean"] / result.peak_flops)
+        result.flops_per_example * result.images_per_sec.mean / result.peak_flops)
 
 
 @pytest.mark.parametrize("update,device,expected", [
@@ -144,7 +144,7 @@ def test_benchmark_takes_train_data_names():
     result = mlbench.benchmark("simple_cnn", data="mnist", batch_size=16, num_warmup_batches=1,
                                num_batches=2, num_runs=1, precision="float32", verbose=False)
     assert result.data == "mnist" and result.ran["steps_run"] == 1 + 3
-    assert result.images_per_sec["mean"] > 0
+    assert result.images_per_sec.mean > 0
 
 
 def test_a_data_source_that_does_not_fit_is_named_briefly(vectors):

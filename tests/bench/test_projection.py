@@ -79,12 +79,13 @@ def test_bad_input_is_refused(kwargs, needle):
 def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
     """`--project=8` on a 1-GPU figure: cells 2, 4, 8 equal project_cell's with the page's η;
     the suite report shows them apart from the measurements."""
-    from mlbench.bench.result import BenchmarkResult
-    result = BenchmarkResult(model="resnet50", batch_size=64, num_devices=1, data="synthetic",
-                             variable_update="replicated", runs=[],
-                             images_per_sec={"mean": 219.0}, compile_s=0.0,
-                             ran={"strategy": "OneDeviceStrategy"})
-    attach.attach(result, 8, "dgx1_p100", page_suite)
+    from mlbench.results.records import BenchmarkResult, Stats
+    measured = BenchmarkResult(model="resnet50", batch_size=64, num_devices=1,
+                               data="synthetic", variable_update="replicated", runs=[],
+                               images_per_sec=Stats(219.0, 0.0, 219.0, 219.0, 1), compile_s=0.0,
+                               ran={"strategy": "OneDeviceStrategy"})
+    result, _ = attach.attach(measured, 8, "dgx1_p100", page_suite)
+    assert measured.projection is None  # a record is never changed: a new one holds it
     etas = projection.page_etas("dgx1_p100", page_suite)
     record = platforms.get("dgx1_p100")
     expected = [projection.project_cell(219.0, 64, n, "replicated", 4 * 25_557_032, record,

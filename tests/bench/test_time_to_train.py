@@ -1,10 +1,11 @@
 """Time and cost to train: RCP interpolation as rcp_checker does it, the band, the
 arithmetic, and two-point calibration (recovering a known bandwidth; on the page)."""
 import json
-import math
 import os
 import subprocess
 import sys
+import tempfile
+import types
 
 import numpy as np
 import pytest
@@ -116,12 +117,14 @@ def test_two_point_calibration_on_the_page_beats_linear_and_one_point():
 
 
 def test_project_command_to_quality_and_calibrated(tmp_path):
-    def result(devices, rate):
-        path = tmp_path / f"r{devices}.json"
-        path.write_text(json.dumps({"model": "resnet50", "batch_size": 256,
-                                    "num_devices": devices, "images_per_sec": {"mean": rate},
-                                    "ran": {"strategy": "MirroredStrategy"}}))
-        return str(path)
+    from mlbench.results import files as result_files
+    from mlbench.results.records import BenchmarkResult, Stats
+
+    def result(devices, rate):  # a benchmark's result.json, as `benchmark` writes it
+        return result_files.write(str(tmp_path / f"r{devices}"), BenchmarkResult(
+            model="resnet50", batch_size=256, num_devices=devices, data="synthetic",
+            variable_update="replicated", runs=[], images_per_sec=Stats(rate, 0, rate, rate, 1),
+            compile_s=0.0, ran={"strategy": "MirroredStrategy"}))
     out = subprocess.run(
         [sys.executable, "-m", "mlbench", "project", f"--calibrate={result(1, 1270)},"
          f"{result(2, 2413)}", "--devices=8,16", "--platform=dgx1_v100", "--to_quality",
@@ -143,15 +146,17 @@ def test_project_command_to_quality_and_calibrated(tmp_path):
 def test_results_page_has_a_time_to_train_table_beside_the_projection():
     """The producer (`projector.attach`) stores the minutes beside the projection; the
     report reads them from the result as written, without the projector."""
-    import json
-    import types
     from mlbench.projector import attach
     from mlbench.reporting import content
-    measured = {"model": "resnet50", "data": "synthetic", "num_devices": 1, "batch_size": 256,
-                "images_per_sec": {"mean": 1270.0}}
-    result = types.SimpleNamespace(num_devices=1, to_dict=lambda: measured)
-    projected = attach.attach(result, 8, "dgx1_v100")
-    written = json.loads(json.dumps(dict(measured, projection=result.projection)))
+    from mlbench.results import files as result_files
+    from mlbench.results.records import BenchmarkResult, Stats
+    measured = BenchmarkResult(model="resnet50", data="synthetic", num_devices=1,
+                               batch_size=256, variable_update="replicated", runs=[],
+                               images_per_sec=Stats(1270.0, 0.0, 1270.0, 1270.0, 1),
+                               compile_s=0.0, ran={})
+    result, projected = attach.attach(measured, 8, "dgx1_v100")
+    folder = tempfile.mkdtemp(prefix="mlbench_ttt_")
+    written = result_files.read(result_files.write(folder, result))[2]  # as a report reads it
     sections = content.projections("s0", [written])
     table = next(s for s in sections if s["id"] == "s0-time-to-train")
     expected = ttt.estimate(ttt.convergence("resnet", 2048), projected.cells[-1].images_per_sec,
@@ -174,7 +179,8 @@ def test_cpu_scale_prediction_arithmetic_on_stored_runs():
     with open(CPU_FIGURES) as f:
         stored = json.load(f)
     again = script.predicted(
-        type("Rate", (), {"images_per_sec": {"mean": stored["train_images_per_sec"]}})(),
+        types.SimpleNamespace(images_per_sec=types.SimpleNamespace(
+            mean=stored["train_images_per_sec"])),
         {"model": "resnet_tiny", "images_per_sec": {"mean": stored["forward_images_per_sec"]},
          "batch_size": 128, "num_devices": 1, "ran": {}})
     for key, value in stored["predicted"].items():

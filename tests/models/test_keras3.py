@@ -217,7 +217,7 @@ def test_a_keras_3_backend_other_than_tensorflow_is_refused():
 def test_keras_3_in_benchmark_mode_and_as_a_registered_name():
     bench = mlbench.benchmark(keras3_cnn, batch_size=16, num_batches=2, num_warmup_batches=1,
                               num_runs=1, precision="float32", verbose=False)
-    assert bench.images_per_sec["mean"] > 0 and bench.images_per_sec["runs"] == 1
+    assert bench.images_per_sec.mean > 0 and bench.images_per_sec.runs == 1
     mlbench.models.register("k3_cnn_for_test", keras3_cnn, input_shape=(8, 8, 1))
     try:
         result = mlbench.train(model="k3_cnn_for_test", data=(X, Y), eval_data=(XE, YE),

@@ -5,6 +5,7 @@ import pytest
 
 import mlbench
 from mlbench.reporting import compare_runs
+from mlbench.results import records
 
 
 def _train(model_dir, learning_rate):
@@ -64,8 +65,12 @@ def test_mlperf_run_sets_are_judged_by_their_runs_spread():
     from mlbench.reporting.sources import Source
 
     def run_set(minutes, score):
-        return Source("mlperf", "set", "MLPerf", {"score": {"minutes": score},
-                                                  "runs": [{"minutes": m} for m in minutes]})
+        runs = [records.MLPerfRun(seed=i, reached_target=True, minutes=m, status="success",
+                                  metrics={}, log="", checker_passed=True, checker_output="")
+                for i, m in enumerate(minutes)]
+        return Source("mlperf", "set", "MLPerf", records.MLPerfResults(
+            records.MLPerfSettings("resnet"), "closed", runs,
+            records.Score(score, len(runs), 5, True, "")))
     base = run_set([10.0, 10.2, 9.8, 10.1, 9.9], 10.0)
     spread = compare_runs.statistics.stdev([10.0, 10.2, 9.8, 10.1, 9.9]) / 10.0
     band = 2 * (2 * spread ** 2) ** 0.5  # both sides have the same spread
@@ -82,13 +87,19 @@ def test_examples_per_second_is_judged_by_the_runs_own_block_spread():
     steady blocks is a verdict; a run without timed blocks is not judged."""
     def run(rate, wobble):
         blocks = [rate * (1 + wobble * (-1) ** i) for i in range(6)]
-        return {"examples_per_second": rate,
-                "history": [{"step": i, "block_examples_per_second": b}
-                            for i, b in enumerate(blocks)]}
+        return train_record(rate, [{"step": i, "block_examples_per_second": b}
+                                   for i, b in enumerate(blocks)])
     noisy = compare_runs._judged_rate(run(1000, 0.10), run(920, 0.10), threshold=0.05)
     assert noisy.verdict == "within noise" and not noisy.regression
     steady = compare_runs._judged_rate(run(1000, 0.005), run(920, 0.005), threshold=0.05)
     assert steady.verdict == "slower" and steady.regression
-    bare = compare_runs._judged_rate({"examples_per_second": 1000, "history": []},
-                                     run(920, 0.005), threshold=0.05)
+    bare = compare_runs._judged_rate(train_record(1000, []), run(920, 0.005), threshold=0.05)
     assert bare.verdict.startswith("not judged") and not bare.regression
+
+
+def train_record(examples_per_second, history):
+    """A stored train result holding only what the examples/sec verdict reads."""
+    return records.TrainResult(model=None, final_metrics={}, reached_target=False,
+                               time_to_quality_s=None, steps=len(history),
+                               examples_per_second=examples_per_second, history=history,
+                               config={}, ran={}, model_dir=None)

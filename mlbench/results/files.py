@@ -1,37 +1,46 @@
-"""The result files runs write, one owner for all of them: where each kind lives, how it
-is written (atomically, stamped with its kind) and how it is read back.
+"""The result files runs write, one owner for all of them: where each kind lives, how its
+record is written (atomically, stamped with its kind and schema) and read back (checked,
+then decoded into the record).
 
-| kind      | file                    | written by                     |
-|-----------|-------------------------|--------------------------------|
-| train     | <model_dir>/result.json | `mlbench.train` (the runner)   |
-| benchmark | <dir>/result.json       | `mlbench benchmark --output_dir` |
-| suite     | <dir>/results.json      | a benchmark suite              |
-| mlperf    | <dir>/results.json      | `mlbench mlperf` (a run set)   |
+| kind      | file                    | record (`results.records`) | written by          |
+|-----------|-------------------------|-----------------|--------------------------------|
+| train     | <model_dir>/result.json | TrainResult     | `mlbench.train` (the runner)   |
+| benchmark | <dir>/result.json       | BenchmarkResult | `mlbench benchmark --output_dir` |
+| suite     | <dir>/results.json      | SuiteResults    | a benchmark suite              |
+| mlperf    | <dir>/results.json      | MLPerfResults   | `mlbench mlperf` (a run set)   |
 
 Reports, comparisons, evaluation, the projector and the MLPerf packager read through
-`read`; files written before the `kind` stamp are recognised by their fields.
+`read`, which returns records; files written before the `kind` stamp are recognised by
+their fields.
 """
 import json
 import os
 
 from mlbench.files import write_json
+from mlbench.results import codec, records
 
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
          "mlperf": "results.json"}
 SCHEMA = 1  # written with every file; a reader refuses a newer one it cannot know
 KINDS = tuple(FILES)
+RECORDS = {"train": records.TrainResult, "benchmark": records.BenchmarkResult,
+           "suite": records.SuiteResults, "mlperf": records.MLPerfResults}
 
 
 def path_of(kind, folder):
     return os.path.join(folder, FILES[kind])
 
 
-def write(kind, folder, data, indent=2):
-    """Writes `data` stamped with `kind` to its file in `folder` (atomically); the path."""
-    if kind not in FILES:
-        raise ValueError(f"`kind` ({kind!r}) must be one of {list(KINDS)}.")
+def write(folder, record, indent=2):
+    """Writes `record` to its kind's file in `folder` (created if needed; the file
+    atomically), stamped with its kind and the schema; the path."""
+    kind = next((k for k, cls in RECORDS.items() if isinstance(record, cls)), None)
+    if kind is None:
+        raise TypeError(f"`record` ({type(record).__name__}) is none of the result records "
+                        f"({', '.join(cls.__name__ for cls in RECORDS.values())}).")
+    os.makedirs(folder, exist_ok=True)
     path = path_of(kind, folder)
-    write_json(path, {"kind": kind, "schema": SCHEMA, **data}, indent=indent)
+    write_json(path, {"kind": kind, "schema": SCHEMA, **codec.encode(record)}, indent=indent)
     return path
 
 
@@ -85,7 +94,7 @@ def _json_name(value):
 
 
 def read(path, expected=None, argument="path"):
-    """(kind, folder, data) of the result file at `path` (a file, or a folder holding
+    """(kind, folder, record) of the result file at `path` (a file, or a folder holding
     one); with `expected`, any other kind is refused naming what was found. Errors name
     `argument`, the caller's name for `path`; a malformed file is MalformedResult naming
     the file and its first bad field."""
@@ -113,11 +122,15 @@ def read(path, expected=None, argument="path"):
         raise MalformedResult(f"{file!r} has schema {schema!r}; this mlbench reads schema "
                               f"{SCHEMA} and older: read it with the mlbench that wrote it.")
     check_fields(kind, data, file, stamped="kind" in data)
-    return kind, os.path.dirname(file), data
+    try:
+        record = codec.decode(RECORDS[kind], data)
+    except (codec.DecodeError, TypeError, ValueError) as e:
+        raise MalformedResult(f"{file!r} is not a well-formed {kind} result: {e}.") from None
+    return kind, os.path.dirname(file), record
 
 
 def read_if_present(kind, folder):
-    """The data of `kind`'s file in `folder`, or None when there is none yet."""
+    """The record of `kind`'s file in `folder`, or None when there is none yet."""
     path = path_of(kind, folder)
     return read(path, kind)[2] if os.path.isfile(path) else None
 
