@@ -2,6 +2,7 @@
 projector's validation on the benchmarks page)."""
 from mlbench.cli.common import EXIT_OK, add_boolean
 from mlbench.files import write_json
+from mlbench.mlperf import benchmarks  # plain records: no TensorFlow
 from mlbench.projector import platforms  # plain records: no TensorFlow
 
 
@@ -32,7 +33,7 @@ def time_to_train_flags(parser):
     add_boolean(parser, "to_quality", "also the minutes (and dollars) to the MLPerf quality "
                 "target per device count: samples to converge from MLCommons' reference "
                 "convergence points ÷ the throughput, plus the closed rules' evaluations.")
-    parser.add_argument("--benchmark", choices=("resnet", "bert"),
+    parser.add_argument("--benchmark", choices=sorted(benchmarks.BENCHMARKS),
                         help="--to_quality: whose convergence points (default: the model's).")
     parser.add_argument("--global_batch_size", type=int, help="--to_quality: the global batch "
                         "(default: per-device batch x devices x accumulation).")

@@ -1,6 +1,8 @@
 """The MLPerf training benchmarks mlbench runs, one record each: the metric, the quality
-target per ruleset, the default ruleset, the closed division's models, the data kind of
-its records, and the models whose convergence MLCommons' reference points describe.
+target per ruleset, the default ruleset, the closed division's models and optimizers, the
+data kind of its records, the models whose convergence MLCommons' reference points
+describe, the unit of those points and the closed rules' evaluation cadence. Every
+per-benchmark fact lives here: other modules read a record, never a benchmark's name.
 
 The targets are the compliance checker's own (`mlperf_logging/compliance_checker/
 training_<ruleset>/closed_<benchmark>.yaml`, `eval_accuracy` ATLEAST_ONE_CHECK); a test
@@ -8,6 +10,20 @@ reads those files and holds this table equal to them.
 """
 import dataclasses
 from typing import Dict, Optional, Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalCadence:
+    """When the closed rules evaluate and on how much: every `every_samples(batch)`
+    training samples, on `eval_examples` examples."""
+    eval_examples: int
+    every_epochs: Optional[float] = None  # ResNet: in epochs of the train set
+    bert_formula: bool = False  # BERT: min(0.05 × (230.23 × B + 3,000,000), 25,000,000)
+
+    def every_samples(self, global_batch_size, train_examples):
+        if self.bert_formula:
+            return min(0.05 * (230.23 * global_batch_size + 3_000_000), 25_000_000)
+        return self.every_epochs * train_examples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +35,11 @@ class MLPerfBenchmark:
     closed_models: Tuple[str, ...]
     data_kind: str                   # what `mlperf.prepare_data` writes: MLPerf-format records
     proxy_models: Tuple[str, ...]    # small models whose runs take this benchmark's RCPs
+    closed_optimizers: Tuple[str, ...]  # the update rules the closed division allows
+    closed_eval: EvalCadence         # the closed rules' evaluation cadence and eval set
+    # the train set in one epoch when the RCPs count epochs (ResNet: ImageNet-1k's train
+    # images); None when they count samples (BERT)
+    epoch_examples: Optional[int] = None
     # ruleset -> (global batch from which it applies, the relaxed target)
     large_batch_targets: Optional[Dict[str, Tuple[int, float]]] = None
 
@@ -35,15 +56,20 @@ class MLPerfBenchmark:
         return self.targets[ruleset]
 
 
+# MLPerf training rules (v1.0 on): ResNet evaluates every 4 epochs on the 50,000 ImageNet
+# validation images; BERT every min(0.05·(230.23·B + 3M), 25M) samples on 10,000 held-out
+# sequences.
 _TRAINING = ("0.7.0", "1.0.0", "1.1.0", "2.0.0", "2.1.0", "3.0.0", "3.1.0", "4.0.0")
 BENCHMARKS = {b.name: b for b in (
     MLPerfBenchmark(
         "resnet", "top1", {r: 0.759 for r in _TRAINING}, "4.0.0", ("resnet50",), "imagenet",
-        ("resnet50", "resnet50_v1", "resnet_tiny")),
+        ("resnet50", "resnet50_v1", "resnet_tiny"), closed_optimizers=("sgd", "lars"),
+        closed_eval=EvalCadence(50_000, every_epochs=4), epoch_examples=1_281_167),
     MLPerfBenchmark(
         "bert", "masked_lm_accuracy",
         {"0.7.0": 0.712, **{r: 0.720 for r in _TRAINING[1:] + ("4.1.0", "5.0.0", "5.1.0")}},
         "5.0.0", ("bert_large",), "bert", ("bert_large", "bert_tiny", "bert_mini"),
+        closed_optimizers=("lamb",), closed_eval=EvalCadence(10_000, bert_formula=True),
         large_batch_targets={"0.7.0": (8192, 0.706)}),
 )}
 

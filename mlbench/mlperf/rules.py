@@ -16,22 +16,21 @@ def _power_of_two_multiple(value, unit):
     return abs(exponent - round(exponent)) < 1e-9
 
 
-def _resnet_rules(info):
-    opt = info["optimizer"]
-    rules = [("resnet: opt_name in {sgd, lars}", opt["name"] in ("sgd", "lars"))]
+def _optimizer_rules(record, opt):
+    """The closed division's update rules for the benchmark, and LARS' own settings."""
+    allowed = record.closed_optimizers
+    named = f"== {allowed[0]}" if len(allowed) == 1 else "in {" + ", ".join(allowed) + "}"
+    rules = [(f"{record.name}: opt_name {named}", opt["name"] in allowed)]
     if opt["name"] == "lars":
+        lars = f"{record.name}/lars"
         rules += [
-            ("resnet/lars: lars_opt_end_learning_rate == 1e-4",
+            (f"{lars}: lars_opt_end_learning_rate == 1e-4",
              math.isclose(opt["end_learning_rate"], 1e-4)),
-            ("resnet/lars: lars_opt_learning_rate_decay_poly_power == 2", opt["power"] == 2),
-            ("resnet/lars: lars_opt_weight_decay == 1e-4 × 2^k",
+            (f"{lars}: lars_opt_learning_rate_decay_poly_power == 2", opt["power"] == 2),
+            (f"{lars}: lars_opt_weight_decay == 1e-4 × 2^k",
              _power_of_two_multiple(opt["weight_decay"], 1e-4)),
-            ("resnet/lars: polynomial schedule", opt["schedule"] == "polynomial")]
+            (f"{lars}: polynomial schedule", opt["schedule"] == "polynomial")]
     return rules
-
-
-def _bert_rules(info):
-    return [("bert: opt_name == lamb", info["optimizer"]["name"] == "lamb")]
 
 
 def violations(benchmark, info, ruleset=None):
@@ -44,5 +43,5 @@ def violations(benchmark, info, ruleset=None):
     rules = [(f"{benchmark}: model in {record.closed_models}",
               info["model"] in record.closed_models),
              (f"{benchmark}: target {metric} >= {value}", target.get(metric, 0) >= value)]
-    rules += _resnet_rules(info) if benchmark == "resnet" else _bert_rules(info)
+    rules += _optimizer_rules(record, info["optimizer"])
     return [name for name, ok in rules if not ok]

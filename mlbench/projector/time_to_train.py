@@ -10,8 +10,8 @@
   fastest allowed) to the mirrored bound above the mean (`mlbench.mlperf.rcp`).
 - **Throughput** is measured (a benchmark result) or projected to N devices
   (`mlbench.projector.scaling`).
-- **Evaluation** follows the closed rules' cadence and eval set (`CLOSED_EVAL`), at a
-  forward-only rate: measured with `benchmark(forward_only=True)` when given, else the
+- **Evaluation** follows the closed rules' cadence and eval set (the `closed_eval` of
+  the benchmark's record in `mlperf.benchmarks`), at a forward-only rate: measured with `benchmark(forward_only=True)` when given, else the
   training rate × FORWARD_SPEEDUP (a stated ratio: a forward pass is about a third of
   a training step's FLOPs).
 - **Initialisation and compilation** are outside MLPerf's timed window (run_start comes
@@ -24,30 +24,8 @@ from typing import Optional
 from mlbench.mlperf import benchmarks
 from mlbench.mlperf import rcp as rcp_lib
 
-IMAGENET_TRAIN = 1_281_167  # ImageNet-1k train images: one ResNet epoch
 FORWARD_SPEEDUP = 3.0  # training FLOPs ≈ 3 × forward (Kaplan et al. 2020): stated, not measured
 DEFAULT_RULESET = "1.0.0"
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalCadence:
-    """When the closed rules evaluate and on how much: every `every_samples(batch)`
-    training samples, on `eval_examples` examples."""
-    eval_examples: int
-    every_epochs: Optional[float] = None  # ResNet: in epochs of the train set
-    bert_formula: bool = False  # BERT: min(0.05 × (230.23 × B + 3,000,000), 25,000,000)
-
-    def every_samples(self, global_batch_size, train_examples):
-        if self.bert_formula:
-            return min(0.05 * (230.23 * global_batch_size + 3_000_000), 25_000_000)
-        return self.every_epochs * train_examples
-
-
-# MLPerf training rules (v1.0 on): ResNet evaluates every 4 epochs on the 50,000
-# ImageNet validation images; BERT every min(0.05·(230.23·B + 3M), 25M) samples on 10,000
-# held-out sequences.
-CLOSED_EVAL = {"resnet": EvalCadence(50_000, every_epochs=4),
-               "bert": EvalCadence(10_000, bert_formula=True)}
 
 
 @dataclasses.dataclass
@@ -78,18 +56,19 @@ def convergence(benchmark, global_batch_size, ruleset=DEFAULT_RULESET, rcp_path=
     """Samples to converge for `benchmark` at `global_batch_size`, from MLCommons' RCPs
     for `ruleset` or the custom RCP file `rcp_path` (e.g. mlbench's CPU-scale ones).
 
-    `train_examples` turns ResNet's epochs into samples (default: ImageNet's train set).
+    `train_examples` turns epochs into samples where the RCPs count epochs (default: the
+    benchmark's own train set, ImageNet's for ResNet).
     Raises ValueError for a batch size outside the RCPs' range, naming the range.
     """
-    if benchmark not in CLOSED_EVAL:
-        raise ValueError(f"`benchmark` ({benchmark!r}) must be one of {sorted(CLOSED_EVAL)}.")
+    record = benchmarks.get(benchmark)
     checker = rcp_lib.checker_for(benchmark, ruleset, rcp_path)
     reference, source = _reference(checker, global_batch_size, rcp_path or ruleset)
     mean, low = float(reference["RCP Mean"]), float(reference["Min Epochs"])
     high = 2 * mean - low  # the mirrored bound (mlbench.mlperf.rcp.judge_epochs)
-    per = 1.0 if benchmark == "bert" else float(train_examples or IMAGENET_TRAIN)
+    in_epochs = record.epoch_examples is not None
+    per = float(train_examples or record.epoch_examples) if in_epochs else 1.0
     return Convergence(benchmark, global_batch_size, ruleset, mean * per, low * per,
-                       high * per, None if benchmark == "bert" else mean, source,
+                       high * per, mean if in_epochs else None, source,
                        rcp_path or f"MLCommons rcps_{benchmark}.json, training {ruleset}")
 
 
@@ -177,14 +156,15 @@ def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
     """
     if not images_per_sec or images_per_sec <= 0:
         raise ValueError(f"`images_per_sec` ({images_per_sec!r}) must be a positive rate.")
-    cadence = cadence or CLOSED_EVAL[converge.benchmark]
+    record = benchmarks.get(converge.benchmark)
+    cadence = cadence or record.closed_eval
     if eval_images_per_sec:
         eval_rate, how = eval_images_per_sec, "forward-only rate measured"
     else:
         eval_rate, how = images_per_sec * FORWARD_SPEEDUP, \
             f"forward rate = training rate x {FORWARD_SPEEDUP:g} (stated, not measured)"
     every = cadence.every_samples(converge.global_batch_size,
-                                  train_examples or IMAGENET_TRAIN)
+                                  train_examples or record.epoch_examples)
 
     def minutes(samples):
         evals = math.ceil(samples / every - 1e-9)
@@ -205,9 +185,9 @@ def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
 def benchmark_of(model, benchmark=None):
     """The MLPerf benchmark whose RCPs apply to `model` ('resnet' or 'bert')."""
     found = benchmark or benchmarks.of_model(model)
-    if found not in CLOSED_EVAL:
+    if found not in benchmarks.BENCHMARKS:
         raise ValueError(f"model {model!r} has no MLPerf benchmark to take convergence from; "
-                         f"give `benchmark` ({sorted(CLOSED_EVAL)}).")
+                         f"give `benchmark` ({sorted(benchmarks.BENCHMARKS)}).")
     return found
 
 
@@ -243,10 +223,10 @@ def for_projection(projection, *, benchmark=None, gradient_accumulation_steps=1,
 
 def _cadence(benchmark, every_epochs, eval_examples):
     """The closed rules' eval cadence, with the parts given replaced."""
-    closed = CLOSED_EVAL[benchmark]
+    closed = benchmarks.get(benchmark).closed_eval
     if every_epochs is None and eval_examples is None:
         return closed
-    return EvalCadence(eval_examples or closed.eval_examples,
+    return benchmarks.EvalCadence(eval_examples or closed.eval_examples,
                        every_epochs=every_epochs or closed.every_epochs,
                        bert_formula=closed.bert_formula and every_epochs is None)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mlperf_logging.rcp_checker import rcp_checker
 
-from mlbench.mlperf import scoring
+from mlbench.mlperf import benchmarks, scoring
 from mlbench.projector import time_to_train as ttt
 from mlbench.projector import calibration
 from mlbench.projector import page
@@ -65,7 +65,7 @@ def test_minutes_and_dollars_on_a_hand_example():
     device-hour: 60.1667 / 60 h × 4 × $2 = $8.0222."""
     converge = ttt.Convergence("resnet", 4096, "1.0.0", 3_600_000, 3_240_000, 3_960_000,
                                3.0, "given", "given")
-    cadence = ttt.EvalCadence(10_000, every_epochs=1)
+    cadence = benchmarks.EvalCadence(10_000, every_epochs=1)
     found = ttt.estimate(converge, 1000.0, devices=4, eval_images_per_sec=3000.0,
                          price_per_device_hour=2.0, cadence=cadence, train_examples=1_200_000)
     assert found.evals == 3
@@ -82,11 +82,11 @@ def test_minutes_and_dollars_on_a_hand_example():
 
 
 def test_closed_bert_eval_cadence_follows_the_rules_formula():
-    cadence = ttt.CLOSED_EVAL["bert"]
+    cadence = benchmarks.get("bert").closed_eval
     assert cadence.every_samples(448, None) == pytest.approx(0.05 * (230.23 * 448 + 3e6))
     assert cadence.every_samples(200_000, None) == pytest.approx(0.05 * (230.23 * 200_000 + 3e6))
     assert cadence.every_samples(3_000_000, None) == 25_000_000  # the cap
-    assert ttt.CLOSED_EVAL["resnet"].every_samples(2496, 1_281_167) == 4 * 1_281_167
+    assert benchmarks.get("resnet").closed_eval.every_samples(2496, 1_281_167) == 4 * 1_281_167
 
 
 def test_two_point_calibration_recovers_a_known_bandwidth():
