@@ -11,6 +11,8 @@ from mlbench import plan as plan_lib
 from mlbench.trainer import runner
 from mlbench.plan.arguments import train_defaults
 from mlbench.results.records import TrainResult
+from mlbench.training import optimizers
+from mlbench.training.callbacks import RunInfo
 from conftest import vector_source
 
 MLP = dict(model="mlp", global_batch_size=32, train_steps=10, verbose=False,
@@ -63,11 +65,11 @@ def test_a_higher_target_reopens_a_run_that_met_the_old_one(plan):
 
 def test_callbacks_are_told_the_plans_figures(plan):
     info = runner.configured_info(plan)
-    assert info == dict(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
-                        eval_every=5, epoch_steps=0,
-                        num_train_examples=192, num_eval_examples=64, seed=0,
-                        optimizer=MLP_OPTIMIZER, model="mlp",
-                        target={"top1": 0.9}, label_smoothing=0.0)
+    assert info == RunInfo(global_batch_size=32, gradient_accumulation_steps=1, train_steps=10,
+                           eval_every=5, epoch_steps=0,
+                           num_train_examples=192, num_eval_examples=64, seed=0,
+                           optimizer=optimizers.OptimizerHparams(**MLP_OPTIMIZER), model="mlp",
+                           target={"top1": 0.9}, label_smoothing=0.0)
 
 
 def test_hparams_reach_tensorboard(plan, tmp_path):

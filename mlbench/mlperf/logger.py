@@ -33,9 +33,10 @@ class MLPerfLogger(Callback):
 
     def __init__(self, path, benchmark, division="open", org="mlbench", platform="unknown",
                  status="research", is_chief=True):
-        self.metric = benchmarks.get(benchmark).metric
+        self.record = benchmarks.get(benchmark)
+        self.metric = self.record.metric
         self.path, self.benchmark, self.division = path, benchmark, division
-        self.submission = dict(org=org, platform=platform, status=status)
+        self.org, self.platform, self.status_of_system = org, platform, status
         self.is_chief = is_chief
         self.mllogger = (mllog.MLLogger(logger=_file_logger(path), default_stack_offset=3)
                          if is_chief else None)
@@ -51,21 +52,22 @@ class MLPerfLogger(Callback):
         self._log("start", c.INIT_START)
 
     def on_configured(self, info):
-        self.samples_per_step = info["global_batch_size"]
-        self.train_samples = info["num_train_examples"] or 1
+        self.samples_per_step = info.global_batch_size
+        self.train_samples = info.num_train_examples or 1
         for key, value in self._submission_keys() + hyperparameter_keys(self.benchmark, info):
             self._log("event", key, value)
 
     def _submission_keys(self):
         return [(c.SUBMISSION_BENCHMARK, self.benchmark), (c.SUBMISSION_DIVISION, self.division),
-                (c.SUBMISSION_ORG, self.submission["org"]),
-                (c.SUBMISSION_PLATFORM, self.submission["platform"]),
-                (c.SUBMISSION_STATUS, self.submission["status"])]
+                (c.SUBMISSION_ORG, self.org), (c.SUBMISSION_PLATFORM, self.platform),
+                (c.SUBMISSION_STATUS, self.status_of_system)]
 
     def _position(self, step):
-        """MLPerf's progress metadata: epochs for ResNet, samples for BERT (as its reference)."""
+        """MLPerf's progress metadata: epochs where the benchmark counts epochs (ResNet),
+        samples where it counts samples (BERT, as its reference)."""
         samples = step * self.samples_per_step
-        epoch = samples if self.benchmark == "bert" else samples / self.train_samples
+        in_epochs = self.record.epoch_examples is not None
+        epoch = samples / self.train_samples if in_epochs else samples
         return {"epoch_num": epoch, "samples_count": samples}
 
     def on_run_start(self):
@@ -103,38 +105,38 @@ class MLPerfLogger(Callback):
 
 def hyperparameter_keys(benchmark, info):
     """(key, value) pairs for the run's hyperparameters, optimizer keys per MLPerf's names."""
-    keys = [(c.GLOBAL_BATCH_SIZE, info["global_batch_size"]),
-            (c.GRADIENT_ACCUMULATION_STEPS, info["gradient_accumulation_steps"]),
-            (c.TRAIN_SAMPLES, info["num_train_examples"]),
-            (c.EVAL_SAMPLES, info["num_eval_examples"]), (c.SEED, info["seed"])]
-    opt = info["optimizer"]
-    if opt["name"] == "lars":
+    keys = [(c.GLOBAL_BATCH_SIZE, info.global_batch_size),
+            (c.GRADIENT_ACCUMULATION_STEPS, info.gradient_accumulation_steps),
+            (c.TRAIN_SAMPLES, info.num_train_examples),
+            (c.EVAL_SAMPLES, info.num_eval_examples), (c.SEED, info.seed)]
+    opt = info.optimizer
+    if opt.name == "lars":
         return keys + _lars_keys(opt, info)
-    if opt["name"] == "lamb":
+    if opt.name == "lamb":
         return keys + _lamb_keys(opt, info)
-    return keys + [(c.OPT_NAME, opt["name"]), (c.OPT_BASE_LR, opt["learning_rate"])]
+    return keys + [(c.OPT_NAME, opt.name), (c.OPT_BASE_LR, opt.learning_rate)]
 
 
 def _lars_keys(opt, info):
-    steps_per_epoch = info["global_batch_size"] and (info["num_train_examples"] or 1) / info[
-        "global_batch_size"]
-    return [(c.OPT_NAME, c.LARS), (c.LARS_OPT_BASE_LEARNING_RATE, opt["learning_rate"]),
-            (c.LARS_OPT_END_LR, opt["end_learning_rate"]),
-            (c.LARS_OPT_LR_DECAY_POLY_POWER, opt["power"]),
-            (c.LARS_OPT_LR_DECAY_STEPS, opt["decay_steps"]),
+    steps_per_epoch = info.global_batch_size and (info.num_train_examples or 1) / \
+        info.global_batch_size
+    return [(c.OPT_NAME, c.LARS), (c.LARS_OPT_BASE_LEARNING_RATE, opt.learning_rate),
+            (c.LARS_OPT_END_LR, opt.end_learning_rate),
+            (c.LARS_OPT_LR_DECAY_POLY_POWER, opt.power),
+            (c.LARS_OPT_LR_DECAY_STEPS, opt.decay_steps),
             # Model Garden's LARS has no epsilon term in its trust ratio: it is 0.
             (c.LARS_EPSILON, 0.0),
             (c.LARS_OPT_LEARNING_RATE_WARMUP_EPOCHS,
-             opt["warmup_steps"] / steps_per_epoch if steps_per_epoch else 0.0),
-            (c.LARS_OPT_MOMENTUM, opt["momentum"]),
-            (c.LARS_OPT_WEIGHT_DECAY, opt["weight_decay"])]
+             opt.warmup_steps / steps_per_epoch if steps_per_epoch else 0.0),
+            (c.LARS_OPT_MOMENTUM, opt.momentum),
+            (c.LARS_OPT_WEIGHT_DECAY, opt.weight_decay)]
 
 
 def _lamb_keys(opt, info):
-    return [(c.OPT_NAME, c.LAMB), (c.OPT_BASE_LR, opt["learning_rate"]),
-            (c.OPT_LAMB_EPSILON, opt["epsilon"]),
-            (c.OPT_LR_TRAINING_STEPS, info["train_steps"]),
-            (c.OPT_LR_WARMUP_STEPS, opt["warmup_steps"]),
-            (c.NUM_WARMUP_STEPS, opt["warmup_steps"]), (c.START_WARMUP_STEP, 0),
-            (c.OPT_LAMB_BETA_1, opt["beta_1"]), (c.OPT_LAMB_BETA_2, opt["beta_2"]),
-            (c.OPT_LAMB_WEIGHT_DECAY, opt["weight_decay"])]
+    return [(c.OPT_NAME, c.LAMB), (c.OPT_BASE_LR, opt.learning_rate),
+            (c.OPT_LAMB_EPSILON, opt.epsilon),
+            (c.OPT_LR_TRAINING_STEPS, info.train_steps),
+            (c.OPT_LR_WARMUP_STEPS, opt.warmup_steps),
+            (c.NUM_WARMUP_STEPS, opt.warmup_steps), (c.START_WARMUP_STEP, 0),
+            (c.OPT_LAMB_BETA_1, opt.beta_1), (c.OPT_LAMB_BETA_2, opt.beta_2),
+            (c.OPT_LAMB_WEIGHT_DECAY, opt.weight_decay)]

@@ -23,6 +23,7 @@ from mlbench.mlperf import benchmarks, checker, package, rcp, rules, scoring
 from mlbench.mlperf.logger import MLPerfLogger
 from mlbench.mlperf import settings as settings_lib
 from mlbench.results.records import MLPerfResults, MLPerfRun, Score
+from mlbench.trainer.runner import configured_info
 from mlbench.trainer.runner import run as run_plan
 
 
@@ -30,10 +31,7 @@ def resolve_division(settings, plan):
     """Closed configs must follow the rules: refuse naming them, or fall back to open."""
     if settings.division != "closed":
         return "open"
-    broken = rules.violations(settings.benchmark, {
-        "model": plan.model.name, "target": plan.cadence.target,
-        "optimizer": plan.objective.optimizer_hparams,
-        "global_batch_size": plan.distribution.global_batch_size}, settings.ruleset)
+    broken = rules.violations(settings.benchmark, configured_info(plan), settings.ruleset)
     if not broken:
         return "closed"
     if not settings.fallback_to_open:

@@ -23,6 +23,21 @@ KERAS_DEFAULT_LEARNING_RATE = {"sgd": 0.01, "adam": 0.001, "adamw": 0.001, "lamb
 
 
 @dataclasses.dataclass(frozen=True)
+class KerasOptimizerHparams:
+    """A Keras optimizer object's update rule as results and logs record it: its class,
+    its learning rate at step 0 and its other plain settings (`settings`). Beside
+    mlbench's named `OptimizerHparams`, it has the same `name` and `learning_rate`."""
+    name: str
+    learning_rate: float
+    keras_class: str
+    settings: Dict[str, Any]
+
+    def recorded(self):
+        return dict(self.settings, name=self.name, keras_class=self.keras_class,
+                    learning_rate=self.learning_rate)
+
+
+@dataclasses.dataclass(frozen=True)
 class OptimizerSpec:
     """A Keras optimizer as class + config; `build()` makes a fresh one (call it under
     the strategy's scope). keras: 'tf_keras' or 'keras3', the optimizer's generation."""
@@ -42,13 +57,13 @@ class OptimizerSpec:
                                                  "learning_rate": learning_rate})
 
     def hyperparameters(self):
-        """A plain record of the update rule for results and logs (mlbench's optimizer
-        dict has the same `name` and `learning_rate` keys)."""
+        """The update rule as results and logs record it (KerasOptimizerHparams)."""
         plain = {k: v for k, v in self.config.items()
-                 if isinstance(v, (int, float, str, bool)) or v is None}
+                 if (isinstance(v, (int, float, str, bool)) or v is None)
+                 and k not in ("name", "learning_rate")}
         lr = self.config.get("learning_rate")
-        return dict(plain, name=self.name, keras_class=f"{self.cls.__module__}."
-                    f"{self.cls.__name__}", learning_rate=_initial_rate(self, lr))
+        return KerasOptimizerHparams(self.name, _initial_rate(self, lr),
+                                     f"{self.cls.__module__}.{self.cls.__name__}", plain)
 
 
 def _initial_rate(spec, lr):

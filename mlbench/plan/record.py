@@ -65,7 +65,7 @@ class Objective:
       ('argument', 'compile()', "Keras' default" or 'default').
     """
     optimizer: str
-    optimizer_hparams: Dict[str, Any]
+    optimizer_hparams: Any  # OptimizerHparams, or KerasOptimizerHparams for an object
     label_smoothing: float
     loss: Any
     metrics: Any
@@ -120,7 +120,7 @@ class RunPlan:
         if self.has_eval:
             lines[-1] += (f", eval every {cadence.eval_every} (offset {cadence.eval_offset}); "
                           f"target {cadence.target}")
-            lines.append(f"optimizer: {self.objective.optimizer_hparams}")
+            lines.append(f"optimizer: {self.objective.optimizer_hparams.recorded()}")
         return lines
 
     def runs_with(self):

@@ -140,7 +140,7 @@ def _run(plan, callbacks, progress, model_dir):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
     ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile,
-               optimizer=plan.objective.optimizer_hparams)
+               optimizer=plan.objective.optimizer_hparams.recorded())
     earlier = stored.history if stored is not None else []
     diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)
     result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
@@ -241,7 +241,7 @@ def write_hparams(model_dir, plan):
                   gradient_accumulation_steps=split.gradient_accumulation_steps,
                   precision=plan.numerics.precision, jit_compile=plan.numerics.jit_compile,
                   optimizer=plan.objective.optimizer,
-                  learning_rate=float(plan.objective.optimizer_hparams["learning_rate"]),
+                  learning_rate=float(plan.objective.optimizer_hparams.learning_rate),
                   train_steps=plan.cadence.train_steps, seed=plan.seed,
                   replicas=split.replicas, strategy=type(split.strategy).__name__)
     with tf.summary.create_file_writer(model_dir).as_default():
@@ -250,14 +250,15 @@ def write_hparams(model_dir, plan):
 
 def configured_info(plan):
     """What callbacks (the MLPerf logger, Keras callbacks) learn before the run starts."""
-    return dict(global_batch_size=plan.distribution.global_batch_size,
-                gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
-                train_steps=plan.cadence.train_steps, eval_every=plan.cadence.eval_every,
-                epoch_steps=plan.cadence.epoch_steps,
-                num_train_examples=plan.source.num_train_examples,
-                num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
-                optimizer=plan.objective.optimizer_hparams, model=plan.model.name,
-                target=plan.cadence.target, label_smoothing=plan.objective.label_smoothing)
+    return callbacks_lib.RunInfo(
+        model=plan.model.name, global_batch_size=plan.distribution.global_batch_size,
+        gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
+        train_steps=plan.cadence.train_steps, eval_every=plan.cadence.eval_every,
+        epoch_steps=plan.cadence.epoch_steps,
+        num_train_examples=plan.source.num_train_examples,
+        num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
+        optimizer=plan.objective.optimizer_hparams, target=plan.cadence.target,
+        label_smoothing=plan.objective.label_smoothing)
 
 
 def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=()):

@@ -10,7 +10,33 @@ host round trip and stops at a quality target, so the loop translates its own ev
 An *epoch* is one eval period: it ends at each eval, whose metrics its logs carry (and at
 the end of a run whose last steps were not evaluated).
 """
+import dataclasses
 import math
+from typing import Any, Dict, Optional
+
+
+@dataclasses.dataclass(frozen=True)
+class RunInfo:
+    """What callbacks learn before the run starts (`Callback.on_configured`).
+
+    Attributes:
+      optimizer: the update rule (`OptimizerHparams`, or `KerasOptimizerHparams` for a
+        Keras optimizer object); both have `name` and `learning_rate`.
+      epoch_steps: steps per pass over the data in a run counted in epochs, else 0.
+      target: the quality target ({metric: value}), or None.
+    """
+    model: str
+    global_batch_size: int
+    gradient_accumulation_steps: int
+    train_steps: int
+    eval_every: int
+    epoch_steps: int
+    num_train_examples: Optional[int]
+    num_eval_examples: Optional[int]
+    seed: int
+    optimizer: Any
+    target: Optional[Dict[str, float]] = None
+    label_smoothing: float = 0.0
 
 
 class Callback:
@@ -26,7 +52,8 @@ class Callback:
         self.model = model
 
     def on_configured(self, info):
-        """The run's figures (batch, steps, examples, seed, optimizer) before it starts."""
+        """The run's figures (a RunInfo: batch, steps, examples, seed, optimizer) before it
+        starts."""
 
     def on_run_start(self):
         """The run clock starts (compile and warm-up are done)."""
@@ -188,10 +215,10 @@ class KerasCallbacks(Callback):
             _resolve_auto_mode(callback)
 
     def on_configured(self, info):
-        self.by_pass = bool(info.get("epoch_steps"))
-        every = info.get("epoch_steps") or info.get("eval_every") or info["train_steps"]
+        self.by_pass = bool(info.epoch_steps)
+        every = info.epoch_steps or info.eval_every or info.train_steps
         self._each("set_params", {"verbose": 0, "steps": every,
-                                  "epochs": math.ceil(info["train_steps"] / every)})
+                                  "epochs": math.ceil(info.train_steps / every)})
 
     def on_run_start(self):
         self._each("on_train_begin", {})

@@ -4,6 +4,9 @@ Model Garden already has SGD, LARS, LAMB, AdamW and the warm-up + poly/cosine
 schedules MLPerf uses; mlbench only flattens their nested config into gin-
 friendly arguments and returns the hyperparameters it resolved (for logs).
 """
+import dataclasses
+from typing import Optional, Tuple
+
 import tensorflow as tf
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
@@ -42,12 +45,34 @@ def _schedule(schedule, learning_rate, decay_steps, end_learning_rate, power):
                                          "decay_steps": decay_steps}}
 
 
+@dataclasses.dataclass(frozen=True)
+class OptimizerHparams:
+    """A named optimizer's update rule, resolved (`hyperparameters()`): what builds it,
+    what MLPerf logs and the closed rules check, and what results record."""
+    name: str
+    learning_rate: float
+    schedule: str
+    decay_steps: Optional[int]
+    end_learning_rate: float
+    power: float
+    warmup_steps: int
+    momentum: float
+    weight_decay: float
+    beta_1: float
+    beta_2: float
+    epsilon: float
+    exclude_from_weight_decay: Tuple[str, ...]
+
+    def recorded(self):
+        return dataclasses.asdict(self)
+
+
 def hyperparameters(name="sgd", learning_rate=0.1, schedule="constant", decay_steps=None,
                     end_learning_rate=1e-4, power=1.0, warmup_steps=0, momentum=0.9,
                     weight_decay=0.0, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
                     exclude_from_weight_decay=("batch_normalization", "bias", "LayerNorm",
                                                "layer_norm")):
-    """Checks and resolves flat optimizer arguments into the hyperparameters dict.
+    """Checks and resolves flat optimizer arguments into an OptimizerHparams record.
 
     Pure (nothing is built), so run plans and MLPerf's closed rules can read
     the update rule before any model exists.
@@ -66,27 +91,27 @@ def hyperparameters(name="sgd", learning_rate=0.1, schedule="constant", decay_st
     if not isinstance(learning_rate, (int, float)) or learning_rate <= 0:
         raise ValueError(f"`learning_rate` ({learning_rate!r}) must be a number > 0.")
     _schedule(schedule, learning_rate, decay_steps, end_learning_rate, power)  # validates
-    return dict(name=name, learning_rate=learning_rate, schedule=schedule,
-                decay_steps=decay_steps, end_learning_rate=end_learning_rate,
-                power=power, warmup_steps=warmup_steps, momentum=momentum,
-                weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
-                epsilon=epsilon, exclude_from_weight_decay=tuple(exclude_from_weight_decay))
+    return OptimizerHparams(
+        name=name, learning_rate=learning_rate, schedule=schedule, decay_steps=decay_steps,
+        end_learning_rate=end_learning_rate, power=power, warmup_steps=warmup_steps,
+        momentum=momentum, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+        epsilon=epsilon, exclude_from_weight_decay=tuple(exclude_from_weight_decay))
 
 
 def from_hyperparameters(h, keras=keras3.TF_KERAS):
-    """The optimizer for a `hyperparameters()` dict: tf_keras from Model Garden's factory,
+    """The optimizer for an OptimizerHparams record: tf_keras from Model Garden's factory,
     or, for a Keras 3 model (`keras='keras3'`), Keras 3's with the same maths and LR."""
-    exclude = list(h["exclude_from_weight_decay"]) if h["weight_decay"] else None
+    exclude = list(h.exclude_from_weight_decay) if h.weight_decay else None
     config = {
-        "optimizer": {"type": h["name"], h["name"]: _optimizer_params(
-            h["name"], h["momentum"], h["weight_decay"], h["beta_1"], h["beta_2"],
-            h["epsilon"], exclude)},
-        "learning_rate": _schedule(h["schedule"], h["learning_rate"], h["decay_steps"],
-                                   h["end_learning_rate"], h["power"]),
+        "optimizer": {"type": h.name, h.name: _optimizer_params(
+            h.name, h.momentum, h.weight_decay, h.beta_1, h.beta_2,
+            h.epsilon, exclude)},
+        "learning_rate": _schedule(h.schedule, h.learning_rate, h.decay_steps,
+                                   h.end_learning_rate, h.power),
     }
-    if h["warmup_steps"]:
-        kind = "polynomial" if h["name"] == "lars" else "linear"
-        config["warmup"] = {"type": kind, kind: {"warmup_steps": h["warmup_steps"]}}
+    if h.warmup_steps:
+        kind = "polynomial" if h.name == "lars" else "linear"
+        config["warmup"] = {"type": kind, kind: {"warmup_steps": h.warmup_steps}}
     factory = optimizer_factory.OptimizerFactory(optimization_config.OptimizationConfig(config))
     schedule = factory.build_learning_rate()
     if keras == keras3.KERAS_3:
@@ -103,16 +128,16 @@ KERAS_3_OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
 
 
 def check_for_keras(h, keras):
-    """Refuses, by name, an update rule Keras 3 cannot reproduce (`hyperparameters()` dict)."""
+    """Refuses, by name, an update rule Keras 3 cannot reproduce (an OptimizerHparams)."""
     if keras != keras3.KERAS_3:
         return
-    if h["name"] not in KERAS_3_OPTIMIZERS:
-        raise ValueError(f"`optimizer` ({h['name']!r}) has no Keras 3 counterpart with "
+    if h.name not in KERAS_3_OPTIMIZERS:
+        raise ValueError(f"`optimizer` ({h.name!r}) has no Keras 3 counterpart with "
                          "Model Garden's maths (Keras 3 has no LARS); for a Keras 3 model "
                          f"use one of {list(KERAS_3_OPTIMIZERS)}, or build the model with "
                          "tf_keras.")
-    if h["name"] == "lamb" and h["weight_decay"]:
-        raise ValueError(f"`optimizer` 'lamb' with weight_decay ({h['weight_decay']!r}): "
+    if h.name == "lamb" and h.weight_decay:
+        raise ValueError(f"`optimizer` 'lamb' with weight_decay ({h.weight_decay!r}): "
                          "Keras 3's Lamb applies weight decay outside the layer-wise trust "
                          "ratio, unlike Model Garden's LAMB (MLPerf's); for a Keras 3 model "
                          "use weight_decay=0 or 'adamw', or build the model with tf_keras.")
@@ -122,17 +147,17 @@ def _keras3_optimizer(h, schedule):
     keras = keras3.loaded()
     check_for_keras(h, keras3.KERAS_3)
     lr = _keras3_schedule(schedule) if callable(schedule) else schedule
-    adam = dict(beta_1=h["beta_1"], beta_2=h["beta_2"], epsilon=h["epsilon"])
-    if h["name"] == "sgd":
-        return keras.optimizers.SGD(lr, momentum=h["momentum"])
-    if h["name"] == "adam":
+    adam = dict(beta_1=h.beta_1, beta_2=h.beta_2, epsilon=h.epsilon)
+    if h.name == "sgd":
+        return keras.optimizers.SGD(lr, momentum=h.momentum)
+    if h.name == "adam":
         return keras.optimizers.Adam(lr, **adam)
-    if h["name"] == "lamb":
+    if h.name == "lamb":
         return keras.optimizers.Lamb(lr, **adam)
-    optimizer = keras.optimizers.AdamW(lr, weight_decay=h["weight_decay"], global_clipnorm=1.0,
+    optimizer = keras.optimizers.AdamW(lr, weight_decay=h.weight_decay, global_clipnorm=1.0,
                                        **adam)
-    if h["weight_decay"]:
-        optimizer.exclude_from_weight_decay(var_names=list(h["exclude_from_weight_decay"]))
+    if h.weight_decay:
+        optimizer.exclude_from_weight_decay(var_names=list(h.exclude_from_weight_decay))
     return optimizer
 
 

@@ -7,6 +7,8 @@ import pytest
 import yaml
 
 from mlbench.mlperf import benchmarks, rules
+from mlbench.training import optimizers
+from mlbench.training.callbacks import RunInfo
 
 CHECKER = os.path.join(os.path.dirname(mlperf_logging.__file__), "compliance_checker")
 
@@ -46,8 +48,11 @@ def test_bert_target_follows_the_ruleset():
     assert bert.target("0.7.0") == 0.712 and bert.target("1.0.0") == 0.720
     assert bert.target("0.7.0", global_batch_size=8192) == 0.706
     assert bert.target() == 0.720  # 5.0.0
-    info = {"model": "bert_large", "optimizer": {"name": "lamb"},
-            "target": {"masked_lm_accuracy": 0.712}, "global_batch_size": 448}
+    info = RunInfo(model="bert_large", global_batch_size=448, gradient_accumulation_steps=1,
+                   train_steps=1, eval_every=1, epoch_steps=0, num_train_examples=None,
+                   num_eval_examples=None, seed=0,
+                   optimizer=optimizers.hyperparameters("lamb", 4e-4),
+                   target={"masked_lm_accuracy": 0.712})
     assert rules.violations("bert", info, "0.7.0") == []
     assert rules.violations("bert", info, "5.0.0") == ["bert: target masked_lm_accuracy >= 0.72"]
 

@@ -1,4 +1,5 @@
 """MLPerf runs: logs the compliance checker accepts, aborted runs, scoring, closed rules."""
+import dataclasses
 import json
 import os
 
@@ -7,6 +8,7 @@ import pytest
 from mlbench.data import bert_writer
 from mlbench.mlperf import checker, run, scoring
 from mlbench.mlperf.logger import MLPerfLogger
+from mlbench.trainer import runner
 
 
 def log_lines(path):
@@ -107,14 +109,12 @@ def test_scores_match_the_mlcommons_summarizer():
 
 def closed_log(plan, path, benchmark, accuracy, num_train, num_eval, steps):
     """A short log with the closed file's real hyperparameters and a faked eval accuracy."""
-    optimizer = dict(plan.objective.optimizer_hparams, decay_steps=steps)
+    optimizer = dataclasses.replace(plan.objective.optimizer_hparams, decay_steps=steps)
     logger = MLPerfLogger(path, benchmark, "closed")
     logger.init_start()
-    logger.on_configured(dict(
-        global_batch_size=plan.distribution.global_batch_size,
-        gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
-        train_steps=steps,
-        num_train_examples=num_train, num_eval_examples=num_eval, seed=1, optimizer=optimizer))
+    logger.on_configured(dataclasses.replace(
+        runner.configured_info(plan), train_steps=steps, num_train_examples=num_train,
+        num_eval_examples=num_eval, seed=1, optimizer=optimizer))
     logger.on_run_start()
     logger.on_block_start(0, 10)
     logger.on_eval_start(10)
