@@ -160,7 +160,7 @@ def test_loss_scale_fall_and_skipped_steps_are_summarised():
     inputs = strategy.experimental_distribute_values_from_function(
         lambda ctx: (x, tf.constant([0, 1, 2, 3] * 2)))
     outcome = Loop(LoopConfig(Cadence(40, steps_per_loop=10), log=None), step, inputs,
-                   None, None).run()
+                   None).run()
     found = numerics.finding(outcome.history, outcome.steps, "mixed_float16")
     halvings = int(round(np.log2(2.0 ** 40 / float(optimizer.loss_scale))))
     assert found.figures["skipped_steps"] == outcome.skipped_steps == halvings > 0

@@ -19,6 +19,7 @@ from mlbench.bench.timing import StepTimer
 from mlbench.diagnosis import bench as diagnosis_bench
 from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.distribute import cluster
+from mlbench.plan import parts as parts_lib
 from mlbench.plan.parts import build
 from mlbench.training import profile
 from mlbench.training.cadence import Cadence
@@ -96,8 +97,8 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         _timed_steps(plan, parts, timer, num_warmup_batches + num_batches,
                      trace_dir=traced if i == 0 else None)
         runs.append(timer.run_stats())
-    ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile, forward_only=forward_only,
-               steps_run=parts.step.steps_run, num_warmup_batches=num_warmup_batches)
+    ran = parts_lib.ran(plan, parts.step, forward_only=forward_only,
+                        steps_run=parts.step.steps_run, num_warmup_batches=num_warmup_batches)
     result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
     if traced:
         result = dataclasses.replace(result, breakdown=profile.summarize(traced))
@@ -140,10 +141,9 @@ def _timed_steps(plan, parts, timer, num_steps, trace_dir=None):
     """Runs `num_steps` more steps, one per block, through the training Loop; with
     `trace_dir`, the second of them is profiled."""
     timer.reset()
-    config = LoopConfig(Cadence(parts.step.steps_run + num_steps, steps_per_loop=1),
-                        global_batch_size=plan.distribution.global_batch_size, log=None,
+    config = LoopConfig(Cadence(parts.step.steps_run + num_steps, steps_per_loop=1), log=None,
                         trace_dir=trace_dir)
-    Loop(config, parts.step, parts.train_inputs, None, None, timer).run()
+    Loop(config, parts.step, parts.train_inputs, None, callbacks=timer).run()
     return timer.durations
 
 

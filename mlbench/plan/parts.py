@@ -50,6 +50,17 @@ class Parts:
     resumed_from_step: Optional[int]
 
 
+def ran(plan, step, **known_after):
+    """What ran, for results, built here only: the plan's precision, objective sources,
+    micro-batches and strategy, and XLA as the step ran it (False after a fallback; the
+    plan's choice is never written back); `known_after` adds what only the caller knows
+    once the run is over (the optimizer as recorded, benchmark mode's counts)."""
+    return dict(precision=plan.numerics.precision, jit_compile=step.jit_compile,
+                objective_from=dict(plan.objective.sources),
+                gradient_accumulation_steps=plan.distribution.gradient_accumulation_steps,
+                **strategies.facts(plan.distribution.strategy), **known_after)
+
+
 def build(plan, log=None):
     """Builds every part of `plan`; restores `model_dir`'s latest checkpoint if resuming."""
     keras.utils.set_random_seed(plan.seed)

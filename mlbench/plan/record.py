@@ -8,7 +8,6 @@ directory and the objective. Nothing here checks or resolves anything (that is
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-from mlbench.distribute import strategies
 from mlbench.training.cadence import Cadence
 
 
@@ -122,10 +121,3 @@ class RunPlan:
                           f"target {cadence.target}")
             lines.append(f"optimizer: {self.objective.optimizer_hparams.recorded()}")
         return lines
-
-    def runs_with(self):
-        """What ran, for results: precision, XLA, gradient accumulation, strategy, replicas."""
-        return dict(precision=self.numerics.precision, jit_compile=self.numerics.jit_compile,
-                    objective_from=dict(self.objective.sources),
-                    gradient_accumulation_steps=self.distribution.gradient_accumulation_steps,
-                    **strategies.facts(self.distribution.strategy))

@@ -23,13 +23,14 @@ from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.diagnosis import numerics
 from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, heartbeat, strategies
+from mlbench.plan import parts as parts_lib
 from mlbench.plan.parts import build
 from mlbench.results.records import TrainResult
 from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_checkpoint
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
 from mlbench.training import dirlock
-from mlbench.training.loop import Loop, LoopConfig, target_met
+from mlbench.training.loop import Loop, LoopConfig, outputs_for, target_met
 from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
 
@@ -122,14 +123,13 @@ def _run(plan, callbacks, progress, model_dir):
     # a resumed run replays a divergence from its checkpoint: no host copy needed
     start_state = None if parts.resumed_from else numerics.snapshot(
         parts.step.state_variables())
-    config = _loop_config(plan, parts, model_dir, log)
-    config.progress = progress
+    config = _loop_config(plan, parts, log, progress)
     beat = heartbeat.for_this_task()  # under `mlbench launch`: the launcher reads it
     listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir)
                                       + ([beat] if beat else []))
     listeners.set_model(parts.model)
-    loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval, parts.checkpoint,
-                listeners)
+    loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval,
+                outputs_for(model_dir, parts.checkpoint), listeners)
     with disk_full_named(model_dir or ".", "writing the run's record (run.json, its gin "
                          "config and hparams)", lambda: latest_checkpoint(model_dir)):
         gin_config.write(model_dir)
@@ -139,8 +139,7 @@ def _run(plan, callbacks, progress, model_dir):
     with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state):
         outcome = loop.run()
     gin_config.write_operative(model_dir)
-    ran = dict(plan.runs_with(), jit_compile=parts.step.jit_compile,
-               optimizer=plan.objective.optimizer_hparams.recorded())
+    ran = parts_lib.ran(plan, parts.step, optimizer=plan.objective.optimizer_hparams.recorded())
     earlier = stored.history if stored is not None else []
     diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)
     result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
@@ -218,15 +217,12 @@ def _causes_named(plan):
         raise WorkerLostError(e) from e
 
 
-def _loop_config(plan, parts, model_dir, log):
+def _loop_config(plan, parts, log, progress):
     split = plan.distribution
-    config = LoopConfig(plan.cadence, model_dir=model_dir,
-                        global_batch_size=split.global_batch_size, log=log,
-                        trace_dir=plan.directory.trace_dir)
-    if plan.warmup:
-        config.warmup = make_warmup(split.strategy, parts.step, parts.train_inputs,
-                                    parts.make_eval, split.per_replica_batch)
-    return config
+    warmup = make_warmup(split.strategy, parts.step, parts.train_inputs, parts.make_eval,
+                         split.per_replica_batch) if plan.warmup else None
+    return LoopConfig(plan.cadence, log=log, progress=progress, warmup=warmup,
+                      trace_dir=plan.directory.trace_dir)
 
 
 def write_hparams(model_dir, plan):

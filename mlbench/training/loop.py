@@ -11,7 +11,7 @@ import dataclasses
 import math
 import os
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import tensorflow as tf
 
@@ -33,27 +33,55 @@ class DivergenceError(RuntimeError):
         self.step, self.loss = step, loss
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class LoopConfig:
-    """One run of the loop: the plan's cadence and where its outputs go.
+    """One run of the loop, as decided before it starts (nothing changes it after).
 
     Attributes:
       cadence: the run's length, eval, checkpoint and target (`training.cadence`).
-      model_dir: where checkpoints and summaries go (None = nowhere).
-      global_batch_size: examples in one optimizer step, over all replicas.
       log: receives messages (evals) (None = silent).
       progress: receives step updates (`mlbench.training.progress.Progress`; None = silent).
       warmup: compiles and warms up on synthetic data, then restores the initial
         state; it runs before `on_run_start` so compile time stays out of the run.
       trace_dir: a TensorBoard profile of the second block of steps goes here.
+    The global batch is the step's own (`TrainStep.global_batch_size`).
     """
     cadence: Cadence
-    model_dir: Optional[str] = None
-    global_batch_size: int = 1
     log: Optional[Callable[[str], None]] = print
     progress: Optional[object] = None
     warmup: Optional[Callable[[], None]] = None
     trace_dir: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopOutputs:
+    """Where the loop writes: its checkpoint manager (None: no checkpoints) and its
+    summary writers by name ('train', 'validation'), made by `outputs_for`."""
+    manager: Optional[Any] = None
+    writers: Optional[Dict[str, Any]] = None
+
+    def writer(self, name):
+        return self.writers[name] if self.writers else tf.summary.create_noop_writer()
+
+
+def outputs_for(model_dir, checkpoint):
+    """The checkpoint manager and summary writers of a run in `model_dir` (None: a run
+    that writes nothing)."""
+    if not model_dir:
+        return LoopOutputs()
+    manager = checkpoints.manager(checkpoint, model_dir) if checkpoint is not None else None
+    return LoopOutputs(manager, {name: tf.summary.create_file_writer(
+        os.path.join(model_dir, name)) for name in ("train", "validation")})
+
+
+@dataclasses.dataclass
+class _RunState:
+    """What the loop has learnt so far: the history, the last eval's metrics, whether
+    the target was met and when."""
+    history: List[dict] = dataclasses.field(default_factory=list)
+    metrics: Dict[str, float] = dataclasses.field(default_factory=dict)
+    reached: bool = False
+    ttq: Optional[float] = None
 
 
 @dataclasses.dataclass
@@ -77,22 +105,19 @@ def target_met(metrics, target):
 
 class Loop:
     """Drives a TrainStep; see LoopConfig. `make_eval_dataset()` builds the eval set on
-    demand (None: the data has no eval set, so no evals)."""
+    demand (None: the data has no eval set, so no evals); `outputs` (`outputs_for`) are
+    where checkpoints and summaries go, made by the caller."""
 
-    def __init__(self, config, train_step, train_inputs, make_eval_dataset, checkpoint,
-                 callbacks=None):
+    def __init__(self, config, train_step, train_inputs, make_eval_dataset,
+                 outputs=LoopOutputs(), callbacks=None):
         self.config, self.step, self.inputs = config, train_step, train_inputs
         self.make_eval_dataset = make_eval_dataset
         if not isinstance(callbacks, CallbackList):
             callbacks = CallbackList([callbacks] if isinstance(callbacks, Callback) else
                                      callbacks or ())
         self.callbacks = callbacks
-        self.manager = None
-        if config.model_dir and checkpoint is not None:
-            self.manager = checkpoints.manager(checkpoint, config.model_dir)
-        self.writers = {name: (tf.summary.create_file_writer(os.path.join(config.model_dir, name))
-                               if config.model_dir else tf.summary.create_noop_writer())
-                        for name in ("train", "validation")}
+        self.manager = outputs.manager
+        self.writers = {name: outputs.writer(name) for name in ("train", "validation")}
 
     @property
     def global_step(self):
@@ -100,7 +125,7 @@ class Loop:
 
     def run(self):
         c, timing = self.config, _Timing()
-        state = {"history": [], "metrics": {}, "reached": False, "ttq": None}
+        state = _RunState()
         if c.warmup:
             warm_start = time.perf_counter()
             c.warmup()
@@ -113,10 +138,10 @@ class Loop:
         except Exception:  # divergence, corrupt data, a lost worker: the run is aborted
             self.callbacks.on_run_stop(False)
             raise
-        self.callbacks.on_run_stop(state["reached"])
+        self.callbacks.on_run_stop(state.reached)
         for writer in self.writers.values():
             writer.flush()
-        return LoopOutcome(state["history"], state["metrics"], state["reached"], state["ttq"],
+        return LoopOutcome(state.history, state.metrics, state.reached, state.ttq,
                            step, timing.examples_per_second(), timing.compile_s, timing.skipped,
                            time.perf_counter() - run_start, stop.signum,
                            self.callbacks.stop_requested())
@@ -124,7 +149,7 @@ class Loop:
     def _train(self, state, timing, run_start, stop):
         c, cadence = self.config, self.config.cadence
         step, block, saved = self.global_step, 0, None
-        while (step < cadence.train_steps and not state["reached"] and stop.signum is None
+        while (step < cadence.train_steps and not state.reached and stop.signum is None
                and not self.callbacks.stop_requested()):
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
@@ -134,15 +159,15 @@ class Loop:
             with self._maybe_trace(block):
                 outcome, train_metrics, seconds = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
-            record = self._record(step, outcome, timing, run_start, state["history"])
+            record = self._record(step, outcome, timing, run_start, state.history)
             if train_metrics is not None:
                 record["train_metrics"] = train_metrics
             if not first and seconds > 0:  # this block's own rate: compare's noise band
-                record["block_examples_per_second"] = n * c.global_batch_size / seconds
+                record["block_examples_per_second"] = n * self.step.global_batch_size / seconds
             if self.make_eval_dataset and (cadence.eval_due(step) or step >= cadence.train_steps):
-                state["metrics"] = self._evaluate(step, record)
-                if target_met(state["metrics"], cadence.target):
-                    state["reached"], state["ttq"] = True, time.perf_counter() - run_start
+                state.metrics = self._evaluate(step, record)
+                if target_met(state.metrics, cadence.target):
+                    state.reached, state.ttq = True, time.perf_counter() - run_start
             evaluated = "metrics" in record
             if cadence.epoch_due(step):
                 record["epoch_end"] = True
@@ -150,7 +175,7 @@ class Loop:
             if self.step.train_metrics and (cadence.epoch_due(step) if cadence.epoch_steps
                                             else evaluated):
                 self.step.task.reset_train_metrics()  # the next epoch's figures start
-            if self.manager and (cadence.checkpoint_due(step) or state["reached"]):
+            if self.manager and (cadence.checkpoint_due(step) or state.reached):
                 self._save(step, loss)
                 saved = step
         stopped = stop.signum is not None or self.callbacks.stop_requested()
@@ -174,7 +199,7 @@ class Loop:
         start = time.perf_counter()
         outcome = self.step.run(self.inputs, n)  # returns when the devices are done
         seconds = time.perf_counter() - start
-        timing.add(seconds, n * self.config.global_batch_size, first)
+        timing.add(seconds, n * self.step.global_batch_size, first)
         timing.skipped += outcome.skipped_steps
         # Checked on the host once per block (not per step): a NaN/Inf loss stops
         # the run before any checkpoint of the diverged weights is written.
@@ -206,7 +231,7 @@ class Loop:
             if record["examples_per_second"]:
                 tf.summary.scalar("examples_per_second", record["examples_per_second"])
                 tf.summary.scalar("steps_per_second", record["examples_per_second"] /
-                                  self.config.global_batch_size)
+                                  self.step.global_batch_size)
             if loss_scale is not None:
                 tf.summary.scalar("loss_scale", loss_scale)
 

@@ -5,17 +5,18 @@ import tensorflow as tf
 
 from mlbench.training.cadence import Cadence
 from mlbench.training.callbacks import Callback
-from mlbench.training.loop import DivergenceError, Loop, LoopConfig
+from mlbench.training.loop import DivergenceError, Loop, LoopConfig, outputs_for
 from mlbench.training.step import StepOutcome
 
 
 class FakeStep:
-    """What the Loop reads of a TrainStep: `run`, `global_step`, `mode`, `evaluate`,
-    `state_variables`, `train_metrics` (none here). Its loss is 1 / (1 + step); its 'top1'
-    eval is step / 100."""
+    """What the Loop reads of a TrainStep: `run`, `global_step`, `global_batch_size`,
+    `mode`, `evaluate`, `state_variables`, `train_metrics` (none here). Its loss is
+    1 / (1 + step); its 'top1' eval is step / 100."""
 
     mode = "train"
     train_metrics = False
+    global_batch_size = 8
 
     def __init__(self, nan_at=None):
         self.counter = tf.Variable(0, dtype=tf.int64)
@@ -51,9 +52,10 @@ class Recorder(Callback):
         self.evals.append(step)
 
 
-def run(config, step=None, checkpoint=None):
+def run(config, step=None, checkpoint=None, model_dir=None):
     step, recorder = step or FakeStep(), Recorder()
-    outcome = Loop(config, step, None, lambda: None, checkpoint, recorder).run()
+    outcome = Loop(config, step, None, lambda: None, outputs_for(model_dir, checkpoint),
+                   recorder).run()
     return outcome, recorder
 
 
@@ -83,8 +85,8 @@ def test_a_target_stops_the_run_at_the_first_eval_meeting_it():
 def test_checkpoints_follow_checkpoint_every_and_the_end(tmp_path):
     step = FakeStep()
     checkpoint = tf.train.Checkpoint(counter=step.counter, weight=step.weight)
-    run(LoopConfig(Cadence(7, steps_per_loop=100, checkpoint_every=3),
-                   model_dir=str(tmp_path), log=None), step, checkpoint)
+    run(LoopConfig(Cadence(7, steps_per_loop=100, checkpoint_every=3), log=None), step,
+        checkpoint, model_dir=str(tmp_path))
     saved = tf.train.get_checkpoint_state(str(tmp_path / "checkpoints"))
     names = [p.rsplit("/", 1)[1] for p in saved.all_model_checkpoint_paths]
     assert names == ["ckpt-3", "ckpt-6", "ckpt-7"]  # every 3 steps, and the end
