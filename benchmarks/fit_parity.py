@@ -35,7 +35,7 @@ from mlbench.data.bundled import digits_arrays, mnist_arrays, split  # noqa: E40
 class Pattern:
     """name; build(): a compiled model; data(scale): `fit` keywords (x, y, validation_data,
     batch_size, epochs, ...); metric: the History key compared; tolerance: the absolute
-    gap the quick test (tests/test_keras_fit.py) allows at scale 0.5; keras: generation."""
+    gap the quick test (tests/trainer/test_fit.py) allows at scale 0.5; keras: generation."""
     name: str
     build: Callable
     data: Callable
@@ -267,7 +267,7 @@ PATTERNS = [
     Pattern("batched_dataset", sparse_tf_keras, batched_dataset_data, "val_accuracy", 0.1,
             "tf_keras"),
 ]
-# the quick subset `make test` runs at half size (tests/test_keras_fit.py)
+# the quick subset `make test` runs at half size (tests/trainer/test_fit.py)
 SMALL = ("binary", "multi_label", "regression", "sparse_tf_keras", "sample_weight",
          "class_weight", "subclassed", "two_inputs", "two_outputs", "batched_dataset")
 

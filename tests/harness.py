@@ -21,10 +21,23 @@ TINY_BENCHMARK = ["--model=resnet_tiny", "--batch_size=8", "--num_warmup_batches
                   "--num_batches=3", "--num_runs=2", "--precision=float32"]
 
 
+def mlbench_command(*args):
+    """The argv of `python -m mlbench <args>`: the one way tests start the command line
+    in a process of its own (`mlbench_process`, `mlbench_started`)."""
+    return [sys.executable, "-m", "mlbench", *args]
+
+
 def mlbench_process(*args, cwd=REPO, timeout=1800, env=None):
-    """`python -m mlbench <args>` in a fresh process (what a shell user runs)."""
-    return subprocess.run([sys.executable, "-m", "mlbench", *args], cwd=cwd, env=env or ENV,
+    """`python -m mlbench <args>` in a fresh process (what a shell user runs), waited for."""
+    return subprocess.run(mlbench_command(*args), cwd=cwd, env=env or ENV,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def mlbench_started(*args, cwd=REPO, env=None, stderr=subprocess.PIPE):
+    """`python -m mlbench <args>` started in the background (a sidecar, a worker): the
+    Popen, output captured as text."""
+    return subprocess.Popen(mlbench_command(*args), cwd=cwd, env=env or ENV,
+                            stdout=subprocess.PIPE, stderr=stderr, text=True)
 
 
 @dataclasses.dataclass

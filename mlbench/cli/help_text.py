@@ -4,7 +4,7 @@ The flags themselves come from the signatures of `mlbench.train` and
 `mlbench.benchmark` (name, type, default); their help comes from here and nowhere
 else: what a shell user can type, the choices and where to list them (the Python
 docstrings describe Python values). A flag without an entry here is an error when
-the parser is built, and `tests/test_cli.py` checks every flag's help for Python-only
+the parser is built, and `tests/cli/test_cli.py` checks every flag's help for Python-only
 wording.
 """
 

@@ -120,7 +120,7 @@ def from_hyperparameters(h, keras=keras3.TF_KERAS):
 
 
 # Keras 3 counterparts of Model Garden's optimizers with the same update maths (pinned by
-# tests/test_optimizers.py against Model Garden's on the same gradients). Model Garden's
+# tests/training/test_optimizers.py against Model Garden's on the same gradients). Model Garden's
 # 'adamw' clips gradients to a global norm of 1.0 before its update; so does this one.
 # Keras 3 has no LARS, and its Lamb decays weights outside the trust ratio (Model Garden's
 # LAMB inside it): those are refused rather than silently changing the maths.

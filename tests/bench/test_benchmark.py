@@ -3,7 +3,6 @@ import json
 
 import matplotlib.image
 import pytest
-import tensorflow as tf
 
 import mlbench
 from mlbench.bench import bench, stats, suite

@@ -18,6 +18,7 @@ from mlbench.projector import page
 from mlbench.projector import platforms
 from mlbench.projector.scaling import project_cell
 from conftest import REPO
+from harness import mlbench_process
 
 RCP_DIR = os.path.dirname(rcp_checker.__file__)
 
@@ -125,11 +126,9 @@ def test_project_command_to_quality_and_calibrated(tmp_path):
             model="resnet50", batch_size=256, num_devices=devices, data="synthetic",
             variable_update="replicated", runs=[], images_per_sec=Stats(rate, 0, rate, rate, 1),
             compile_s=0.0, ran={"strategy": "MirroredStrategy"}))
-    out = subprocess.run(
-        [sys.executable, "-m", "mlbench", "project", f"--calibrate={result(1, 1270)},"
-         f"{result(2, 2413)}", "--devices=8,16", "--platform=dgx1_v100", "--to_quality",
-         "--price_per_device_hour=3", f"--json={tmp_path / 'out.json'}"],
-        cwd=REPO, capture_output=True, text=True)
+    out = mlbench_process("project", f"--calibrate={result(1, 1270)},{result(2, 2413)}",
+                          "--devices=8,16", "--platform=dgx1_v100", "--to_quality",
+                          "--price_per_device_hour=3", f"--json={tmp_path / 'out.json'}")
     assert out.returncode == 0, out.stderr[-2000:]
     saved = json.loads((tmp_path / "out.json").read_text())
     derate = 2413 / (2 * 1270)  # the datasheet's 2-GPU projection is linear for ResNet-50

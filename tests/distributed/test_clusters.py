@@ -5,11 +5,10 @@ import os
 import random
 import socket
 import subprocess
-import sys
 
 import yaml
 
-from conftest import REPO
+from harness import mlbench_process, mlbench_started
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 TRAIN = ["train", "--cluster=slurm", "--model=simple_cnn", "--data=digits",
@@ -32,10 +31,9 @@ def two_free_ports():
 def test_slurm_step_of_two_tasks_trains_one_multi_worker_job(tmp_path):
     slurm = {"SLURM_STEP_NODELIST": "localhost", "SLURM_STEP_TASKS_PER_NODE": "2",
              "SLURM_STEP_NUM_TASKS": "2", "MLBENCH_SLURM_PORT_BASE": str(two_free_ports())}
-    procs = [subprocess.Popen([sys.executable, "-m", "mlbench", *TRAIN,
-                               f"--model_dir={tmp_path / 'run'}"], cwd=REPO,
-                              env={**ENV, **slurm, "SLURM_PROCID": str(rank)},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    procs = [mlbench_started(*TRAIN, f"--model_dir={tmp_path / 'run'}",
+                             env={**ENV, **slurm, "SLURM_PROCID": str(rank)},
+                             stderr=subprocess.STDOUT)
              for rank in (0, 1)]
     outputs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs[0][-2000:] + outputs[1][-2000:]
@@ -45,17 +43,15 @@ def test_slurm_step_of_two_tasks_trains_one_multi_worker_job(tmp_path):
 
 
 def test_slurm_outside_srun_is_refused():
-    out = subprocess.run([sys.executable, "-m", "mlbench", *TRAIN], cwd=REPO,
-                         env={k: v for k, v in ENV.items() if not k.startswith("SLURM")},
-                         capture_output=True, text=True, timeout=300)
+    out = mlbench_process(*TRAIN, env={k: v for k, v in ENV.items()
+                                       if not k.startswith("SLURM")}, timeout=300)
     assert out.returncode == 2 and "no SLURM_PROCID" in out.stderr
 
 
 def test_tfjob_manifest_has_chief_workers_and_ps_running_the_same_command():
-    out = subprocess.run([sys.executable, "-m", "mlbench", "launch", "--emit=tfjob",
-                          "--num_workers=3", "--num_ps=2", "--image=registry/mlbench:0.2",
-                          "--", "train", "--gin_file=cpu/mnist_cnn.gin"], cwd=REPO, env=ENV,
-                         capture_output=True, text=True, timeout=300)
+    out = mlbench_process("launch", "--emit=tfjob", "--num_workers=3", "--num_ps=2",
+                          "--image=registry/mlbench:0.2", "--", "train",
+                          "--gin_file=cpu/mnist_cnn.gin", timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     job = yaml.safe_load(out.stdout)
     assert job["apiVersion"] == "kubeflow.org/v1" and job["kind"] == "TFJob"

@@ -10,19 +10,18 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras as keras
 
 import mlbench
 from mlbench import distribute
 from conftest import REPO, host_op_model
+from harness import mlbench_process
 
 SCRIPT = os.path.join(REPO, "tests", "distributed", "worker_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
 def launch(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "mlbench", "launch", *args], cwd=REPO,
-                          env=env or ENV, capture_output=True, text=True, timeout=timeout)
+    return mlbench_process("launch", *args, env=env, timeout=timeout)
 
 
 def weights(path):
@@ -63,9 +62,7 @@ def test_launch_with_auto_strategy_trains_one_multi_worker_job(tmp_path):
     # each worker's pipeline feeds its one replica: compared at that worker's share
     assert findings["input"]["figures"]["replicas"] == 1
     assert findings["compile"]["figures"]["traces"] == 1
-    page = subprocess.run([sys.executable, "-m", "mlbench", "report", str(tmp_path),
-                           f"--output={tmp_path / 'page.html'}"], cwd=REPO, env=ENV,
-                          capture_output=True, text=True)
+    page = mlbench_process("report", str(tmp_path), f"--output={tmp_path / 'page.html'}")
     assert page.returncode == 0, page.stderr[-2000:]
     shown = (tmp_path / "page.html").read_text()
     assert 'id="s0-diagnosis-table"' in shown

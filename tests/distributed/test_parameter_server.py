@@ -1,7 +1,6 @@
 """Parameter-server training with real processes on 127.0.0.1: chief, workers and a ps."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -10,16 +9,16 @@ import tensorflow as tf
 
 import mlbench
 from conftest import REPO
+from harness import mlbench_process
 
 SCRIPT = os.path.join(REPO, "tests", "distributed", "ps_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
 def launch_ps(model_dir, steps, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "mlbench", "launch", "--num_workers=2",
-                           "--num_ps=1", "--", sys.executable, SCRIPT, str(model_dir),
-                           str(steps)], cwd=REPO, env={**ENV, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout)
+    return mlbench_process("launch", "--num_workers=2", "--num_ps=1", "--", sys.executable,
+                           SCRIPT, str(model_dir), str(steps), env={**ENV, **(env or {})},
+                           timeout=timeout)
 
 
 def test_chief_two_workers_one_ps_train_exactly_and_the_checkpoint_restores(tmp_path):
@@ -76,12 +75,11 @@ def test_bad_parameter_server_set_ups_are_refused_before_training(monkeypatch, t
 
 
 def test_benchmark_mode_times_steps_through_the_coordinator(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "mlbench", "launch", "--num_workers=2",
-                          "--num_ps=1", "--", "benchmark", "--model=resnet_tiny",
-                          "--batch_size=8", "--variable_update=parameter_server",
-                          "--num_batches=4", "--num_warmup_batches=1", "--num_runs=1",
-                          f"--output_dir={tmp_path}"], cwd=REPO, env=ENV,
-                         capture_output=True, text=True, timeout=600)
+    out = mlbench_process("launch", "--num_workers=2", "--num_ps=1", "--", "benchmark",
+                          "--model=resnet_tiny", "--batch_size=8",
+                          "--variable_update=parameter_server", "--num_batches=4",
+                          "--num_warmup_batches=1", "--num_runs=1", f"--output_dir={tmp_path}",
+                          timeout=600)
     assert out.returncode == 0, out.stdout[-3000:]
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["ran"]["strategy"] == "ParameterServerStrategy"

@@ -3,8 +3,6 @@ summarizer (real subprocesses, real CPU-scale runs)."""
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +13,7 @@ import mlbench.plan  # noqa: F401  registers `train`
 from mlbench import config
 from mlbench.mlperf import package, rcp
 from conftest import REPO
+from harness import mlbench_process
 
 SHIPPED_RCPS = os.path.join(REPO, "gin", "mlperf", "cpu", "rcps_resnet_digits.json")
 SHIPPED_BERT_RCPS = os.path.join(REPO, "gin", "mlperf", "cpu", "rcps_bert_pydoc.json")
@@ -23,8 +22,7 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
 def mlbench_cli(*arguments, cwd=REPO, timeout=1800):
-    return subprocess.run([sys.executable, "-m", "mlbench", *arguments], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return mlbench_process(*arguments, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

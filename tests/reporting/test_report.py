@@ -5,7 +5,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 
 import pytest
 
@@ -14,8 +13,7 @@ from mlbench.bench import suite
 from mlbench import page
 from mlbench.files import write_json
 from mlbench.reporting import compare, content, sources
-from conftest import REPO
-from harness import StepClock
+from harness import StepClock, mlbench_process
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Offline and quiet: no background requests, every host unresolvable, a dead proxy.
@@ -89,9 +87,8 @@ def chromium(*arguments, cwd):
 
 def test_page_renders_offline_in_a_browser_with_the_figures_of_results_json(runs, tmp_path):
     root, results, _ = runs
-    out = subprocess.run([sys.executable, "-m", "mlbench", "report", str(root / "suite"),
-                          str(root / "train"), f"--output={tmp_path / 'page.html'}"],
-                         capture_output=True, text=True, cwd=REPO)
+    out = mlbench_process("report", str(root / "suite"), str(root / "train"),
+                          f"--output={tmp_path / 'page.html'}")
     assert out.returncode == 0, out.stderr[-2000:]
     text = (tmp_path / "page.html").read_text()
     assert "http" not in text and "<script" not in text  # nothing leaves the page
@@ -139,8 +136,7 @@ def _umask():
 
 
 def run_compare(*arguments):
-    return subprocess.run([sys.executable, "-m", "mlbench", "compare", *arguments],
-                          capture_output=True, text=True, cwd=REPO)
+    return mlbench_process("compare", *arguments)
 
 
 def test_compare_finds_a_known_slowdown_and_passes_noise(runs):

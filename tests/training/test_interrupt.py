@@ -4,22 +4,22 @@ import os
 import re
 import signal
 import subprocess
-import sys
 
 import numpy as np
 import tensorflow as tf
 
 from conftest import REPO
+from harness import mlbench_command
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
 STEPS = 600
 
 
 def command(model_dir):
-    return [sys.executable, "-m", "mlbench", "train", "--model=simple_cnn", "--data=digits",
-            "--model_options=image_size=8", "--global_batch_size=32", "--precision=float32",
-            f"--train_steps={STEPS}", "--steps_per_loop=1", "--checkpoint_every=50",
-            f"--model_dir={model_dir}"]
+    return mlbench_command("train", "--model=simple_cnn", "--data=digits",
+                           "--model_options=image_size=8", "--global_batch_size=32",
+                           "--precision=float32", f"--train_steps={STEPS}", "--steps_per_loop=1",
+                           "--checkpoint_every=50", f"--model_dir={model_dir}")
 
 
 def interrupted_run(model_dir, signum, after_step=60):

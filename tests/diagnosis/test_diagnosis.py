@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -26,6 +25,7 @@ from mlbench.training.checkpoints import DiskFullError
 from mlbench.training.loop import DivergenceError, Loop, LoopConfig
 from mlbench.training.step import TrainStep
 from mlbench.training.task import ClassificationTask
+from harness import mlbench_process
 
 SLEEP_S = 0.01  # per example, in a sequential map: the pipeline gives at most 100 examples/s
 
@@ -259,8 +259,7 @@ def full_disk_injected(tmp_path):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "mlbench", *args], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    return mlbench_process(*args, timeout=600)
 
 
 # --- the verdicts' arithmetic, on figures given -----------------------------------------

@@ -13,6 +13,7 @@ import tensorflow as tf
 import mlbench
 from mlbench.training import checkpoints
 from conftest import REPO, digit_arrays, own_cnn
+from harness import mlbench_process, mlbench_started
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": REPO}
 (X, Y), (XE, YE) = digit_arrays()
@@ -109,9 +110,8 @@ def test_keep_best_keeps_the_best_evals_checkpoint_and_load_restores_it(runs):
 def test_export_from_the_command_line_serves_the_runs_outputs(runs, tmp_path):
     zoo = runs["zoo"]
     export_dir = tmp_path / "served"
-    done = subprocess.run([sys.executable, "-m", "mlbench", "export",
-                           f"--model_dir={zoo.model_dir}", f"--export_dir={export_dir}"],
-                          env=ENV, capture_output=True, text=True, timeout=600, cwd=REPO)
+    done = mlbench_process("export", f"--model_dir={zoo.model_dir}",
+                           f"--export_dir={export_dir}", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     images = tf.constant(XE[:8], tf.float32)
@@ -145,16 +145,13 @@ def test_a_run_that_cannot_be_rebuilt_or_a_missing_run_is_refused_with_advice(tm
 
 def test_the_sidecar_evaluates_each_checkpoint_once_and_stops_when_the_run_ends(tmp_path):
     model_dir = str(tmp_path / "run")
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "mlbench", "evaluate", f"--model_dir={model_dir}", "--watch",
-         "--timeout=500"], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, cwd=REPO)
+    watcher = mlbench_started("evaluate", f"--model_dir={model_dir}", "--watch",
+                              "--timeout=500")
     time.sleep(1)  # the watcher waits for the run to start
-    trainer = subprocess.run(
-        [sys.executable, "-m", "mlbench", "train", "--model=simple_cnn", "--data=digits",
-         "--global_batch_size=32", "--train_steps=15", "--checkpoint_every=5",
-         "--model_options=image_size=8", "--noverbose", f"--model_dir={model_dir}"],
-        env=ENV, capture_output=True, text=True, timeout=600, cwd=REPO)
+    trainer = mlbench_process("train", "--model=simple_cnn", "--data=digits",
+                              "--global_batch_size=32", "--train_steps=15",
+                              "--checkpoint_every=5", "--model_options=image_size=8",
+                              "--noverbose", f"--model_dir={model_dir}", timeout=600)
     assert trainer.returncode == 0, trainer.stderr[-3000:]
     out, err = watcher.communicate(timeout=500)
     assert watcher.returncode == 0, err[-3000:]

@@ -8,15 +8,14 @@ import zipfile
 import pytest
 
 from conftest import REPO
-from harness import mlbench_here
+from harness import mlbench_here, mlbench_process
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 COMMANDS = ("train", "benchmark", "mlperf", "project", "report", "compare", "data", "launch")
 
 
 def run_cli(*args, cwd=REPO, timeout=600, env=None):
-    return subprocess.run([sys.executable, "-m", "mlbench", *args], cwd=cwd, env=env or ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return mlbench_process(*args, cwd=cwd, timeout=timeout, env=env)
 
 
 def test_top_level_help_lists_every_command():
