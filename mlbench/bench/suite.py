@@ -9,8 +9,8 @@ from mlbench.bench import report
 from mlbench.bench.bench import benchmark
 from mlbench.distribute import strategies
 from mlbench.files import refuse_earlier_results
-from mlbench.projector import attach, platforms, scaling
-from mlbench.projector.page import page_suite
+from mlbench.projector import attach, platforms, throughput
+from mlbench.projector.page_suites import page_suite
 
 
 def visible_devices():
@@ -44,7 +44,7 @@ def run_suite(name, models, device_counts=(1,), data_kinds=("synthetic",), batch
     # bad input refused before any benchmark runs
     refuse_earlier_results(output_dir, report.FILES, "output_dir")
     if project is not None:
-        scaling.device_counts(project, min(device_counts))
+        throughput.device_counts(project, min(device_counts))
         platforms.get(project_platform)
     strategies.split_cpu(max(device_counts))  # before TF starts: rows need the devices
     available = visible_devices()

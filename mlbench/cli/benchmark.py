@@ -29,8 +29,8 @@ def benchmark_flags(parser):
 
 def run_benchmark(args):
     if args.project is not None:  # checked before any step runs
-        from mlbench.projector import scaling
-        scaling.device_counts(args.project, args.num_devices or 1)
+        from mlbench.projector import throughput
+        throughput.device_counts(args.project, args.num_devices or 1)
         platforms.get(args.project_platform)
     if args.suite:
         return suite_dry_run(args) if args.dry_run else run_suite(args)
@@ -49,9 +49,9 @@ def run_benchmark(args):
         return print_dry_run(plan.summary())
     result = benchmark(**given)
     if args.project:
-        from mlbench.projector import attach, page
+        from mlbench.projector import attach, page_suites
         result, projected = attach.attach(result, args.project, args.project_platform,
-                                          page.page_suite)
+                                          page_suites.page_suite)
         print(projected.table())
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)

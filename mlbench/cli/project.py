@@ -62,11 +62,11 @@ def time_to_train_flags(parser):
 
 def run_project(args):
     from mlbench.projector import calibration
-    from mlbench.projector import page
+    from mlbench.projector import page_suites
     from mlbench.projector import validation as page_validation
     if args.validate:
-        text, output = page_validation.validation_report(page.page_suite)
-        calibrated = calibration.validate_page(page.page_suite)
+        text, output = page_validation.validation_report(page_suites.page_suite)
+        calibrated = calibration.validate_page(page_suites.page_suite)
         print(text + "\n" + calibration.format_validation(calibrated))
         output = dict(output, two_point_calibration={k: v for k, v in calibrated.items()
                                                      if k != "cells"})
@@ -74,7 +74,7 @@ def run_project(args):
         if not (args.suite and args.source == "page"):
             raise ValueError("`--suite` goes with `--from=page` (project a page table from "
                              "its own base row).")
-        text, output = page_validation.page_report(args.suite, page.page_suite)
+        text, output = page_validation.page_report(args.suite, page_suites.page_suite)
         print(text)
     else:
         run = _projected_run(args)

@@ -27,8 +27,8 @@ def _not_in_train(text):
     prints one line per loop of --steps_per_loop steps, which also sets how often the
     host checks the loss: one name, one meaning."""
     raise argparse.ArgumentTypeError(
-        f"({text!r}) is `mlbench benchmark`'s; train prints one progress line per loop: "
-        "give --steps_per_loop=N (it also sets how often the loss is checked).")
+        f"({text!r}) is `mlbench benchmark`'s; train prints one progress line per block "
+        "of steps: give --steps_per_loop=N (it also sets how often the loss is checked).")
 
 
 def run_train(args):

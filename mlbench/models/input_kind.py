@@ -2,7 +2,7 @@
 zoo's image models), 'vector' (anything else), or 'bert' (token ids, masked positions:
 only the registry says so, never a shape). Models and data sources carry the value;
 everything else reads it."""
-KINDS = ("image", "vector", "bert")
+INPUT_KINDS = ("image", "vector", "bert")
 
 
 def kind_of(input_shape):

@@ -3,14 +3,15 @@ from: images/sec on more devices and, where MLCommons' reference points cover th
 global batch, minutes to the MLPerf target (`benchmark --project`, suites)."""
 import dataclasses
 
-from mlbench.projector import scaling, time_to_train
+from mlbench.projector import throughput, time_to_train
 
 
 def attach(result, up_to, platform, read_suite=None):
     """(`result` with its `projection`, the Projection): `result`'s device scaled to
     `up_to` devices over `platform`'s interconnect, labelled as a projection."""
-    counts = scaling.device_counts(up_to, result.num_devices)
-    projected = scaling.project(result, devices=counts, platform=platform, read_suite=read_suite)
+    counts = throughput.device_counts(up_to, result.num_devices)
+    projected = throughput.project_throughput(result, devices=counts, platform=platform,
+                                              read_suite=read_suite)
     stored = dict(projected.to_dict(), label=(
         f"projection (not measured): this run's device x n over {projected.platform}'s "
         "interconnect"))

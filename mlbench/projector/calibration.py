@@ -23,7 +23,7 @@ import math
 
 from mlbench.projector import platforms
 from mlbench.projector.validation import project_page, summary
-from mlbench.projector.scaling import PARAMETERS, model_gradient_bytes, project_cell
+from mlbench.projector.throughput import PARAMETERS, model_gradient_bytes, project_cell
 
 SCALED = ("ring_bandwidth", "pcie_per_device", "host_uplink", "nic_bandwidth",
           "cpu_reduce_bandwidth")
@@ -129,7 +129,7 @@ def fit(images_per_sec_1, images_per_sec_2, batch_size, pattern, gradient_bytes,
 def from_results(one, two, platform):
     """A Calibration from two benchmark results (objects or result.json paths) of one
     model and per-device batch, on 1 and 2 devices."""
-    from mlbench.projector.scaling import _measurement
+    from mlbench.projector.throughput import _measurement
     a, b = _measurement(one), _measurement(two)
     if (a["num_devices"], b["num_devices"]) != (1, 2):
         raise ValueError(f"`calibrate` needs a 1-device and a 2-device result; got "
@@ -151,7 +151,7 @@ CALIBRATED_SUITES = {"dgx1_p100": "dgx1_p100", "gce_k80": "gce_k80",
 def validate_page(read_suite):
     """Each page platform fitted per model on its 1- and 2-GPU rows, its 4- and 8-GPU
     cells projected, beside the one-point projector's and linear scaling's on the same
-    cells. `read_suite` reads a page suite (`mlbench.projector.page.page_suite`)."""
+    cells. `read_suite` reads a page suite (`mlbench.projector.page_suites.page_suite`)."""
     calibrated, one_point = {mode: {} for mode in MODES}, {}
     for suite, platform in CALIBRATED_SUITES.items():
         sizes, patterns, reference, _ = read_suite(suite)

@@ -9,10 +9,10 @@
   rcp_checker's t-test accepts around the reference mean: from its 'Min Epochs' (the
   fastest allowed) to the mirrored bound above the mean (`mlbench.mlperf.rcp`).
 - **Throughput** is measured (a benchmark result) or projected to N devices
-  (`mlbench.projector.scaling`).
+  (`mlbench.projector.throughput`).
 - **Evaluation** follows the closed rules' cadence and eval set (the `closed_eval` of
-  the benchmark's record in `mlperf.benchmarks`), at a forward-only rate: measured with `benchmark(forward_only=True)` when given, else the
-  training rate × FORWARD_SPEEDUP (a stated ratio: a forward pass is about a third of
+  the benchmark's record in `mlperf.benchmarks`), at a forward-only rate: measured with
+  `benchmark(forward_only=True)` when given, else the training rate × FORWARD_SPEEDUP (a stated ratio: a forward pass is about a third of
   a training step's FLOPs).
 - **Initialisation and compilation** are outside MLPerf's timed window (run_start comes
   after them); they are listed apart, not added.
@@ -271,7 +271,7 @@ def project(result=None, *, devices=(2, 4, 8), platform=None, to_quality=False,
     Args:
       result: a BenchmarkResult or its result.json (or give `model`, `images_per_sec`,
         `batch_size` by hand in `measurement`).
-      devices / platform: the projector's (`mlbench.projector.scaling.project`); the
+      devices / platform: the projector's (`mlbench.projector.throughput.project_throughput`); the
         platform defaults to `platforms.DEFAULT`, as everywhere.
       to_quality: add `time_to_train` per device count: samples to converge (MLCommons'
         RCPs for `ruleset`, or the custom `rcp_path`) ÷ throughput + the closed rules'
@@ -289,9 +289,9 @@ def project(result=None, *, devices=(2, 4, 8), platform=None, to_quality=False,
         config's) instead of the closed rules' for the benchmark.
     """
     from mlbench.projector import calibration as calibration_lib
-    from mlbench.projector import page
+    from mlbench.projector import page_suites
     from mlbench.projector import platforms
-    from mlbench.projector import scaling as projection_lib
+    from mlbench.projector import throughput as projection_lib
     platform = platforms.DEFAULT if platform is None else platform
     calibrated = None
     if calibrate is not None:
@@ -302,8 +302,9 @@ def project(result=None, *, devices=(2, 4, 8), platform=None, to_quality=False,
             calibrated.batch_size, 1, calibrated.images_per_sec_1, calibrated.gradient_bytes,
             calibrated.project(list(devices), calibration_mode))
     else:
-        projected = projection_lib.project(result, devices=list(devices), platform=platform,
-                                           read_suite=page.page_suite, **measurement)
+        projected = projection_lib.project_throughput(
+            result, devices=list(devices), platform=platform,
+            read_suite=page_suites.page_suite, **measurement)
     run = ProjectedRun(projected, calibrated)
     if to_quality:
         price, source = price_per_device_hour, "given"

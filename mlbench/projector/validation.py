@@ -3,7 +3,7 @@ error summary beside linear scaling, and the validation gates (docs/projection.m
 from mlbench import page
 from mlbench.page import CALIBRATION_MODEL
 from mlbench.projector import platforms
-from mlbench.projector.scaling import PARAMETERS, format_table, page_etas, project_cell
+from mlbench.projector.throughput import PARAMETERS, format_table, page_etas, project_cell
 
 
 def project_page(name, read_suite):

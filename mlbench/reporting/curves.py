@@ -28,7 +28,7 @@ def read(model_dir):
 
 
 def from_history(history):
-    """The same series from result.json's history (one record per loop)."""
+    """The same series from result.json's history (one record per block of steps)."""
     series = {}
     for record in history:
         if record.get("loss") is not None:

@@ -22,7 +22,7 @@ from mlbench.results import codec, records
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
          "mlperf": "results.json"}
 SCHEMA = 1  # written with every file; a reader refuses a newer one it cannot know
-KINDS = tuple(FILES)
+RESULT_KINDS = tuple(FILES)
 RECORDS = {"train": records.TrainResult, "benchmark": records.BenchmarkResult,
            "suite": records.SuiteResults, "mlperf": records.MLPerfResults}
 
@@ -111,7 +111,7 @@ def read(path, expected=None, argument="path"):
     kind = data.get("kind") or _recognised(data) or (
         expected if isinstance(expected, str) else None)
     if kind not in FILES:
-        raise ValueError(f"{file!r} is none of mlbench's results ({', '.join(KINDS)}): a "
+        raise ValueError(f"{file!r} is none of mlbench's results ({', '.join(RESULT_KINDS)}): a "
                          "suite's results.json, a benchmark's or train run's result.json, "
                          "or an MLPerf run set's results.json.")
     if expected is not None and kind not in ((expected,) if isinstance(expected, str)

@@ -207,7 +207,8 @@ class TrainResult:
       resumed_from_step: the step of the checkpoint the run resumed from (None: fresh start).
       steps: optimizer steps done (including resumed ones).
       examples_per_second: training throughput, compile and warm-up excluded.
-      history: one dict per loop (step, loss, lr, wall_time_s, metrics at evals).
+      history: one dict per block of steps (step, loss, learning_rate, wall_time_s,
+        examples_per_second, metrics at evals).
       config: the resolved arguments of the run.
       ran: what actually ran (precision, jit_compile, strategy, replicas, micro-batches).
       model_dir: where checkpoints, summaries and configs went.

@@ -169,6 +169,11 @@ def log_names(produced, has_eval, trained=()):
             ([log_name(m) for m in produced] if has_eval else []))
 
 
+def _learning_rate(record):
+    """A history record's learning rate (result files before 0.2 called it 'lr')."""
+    return record["learning_rate"] if "learning_rate" in record else record["lr"]
+
+
 def keras_history(history):
     """`TrainResult.history` records as Keras' `History.history`: {key: [one per epoch]}.
     Epochs end at the records marked `epoch_end` (a run counted in epochs), else at
@@ -180,11 +185,11 @@ def keras_history(history):
         previous = record["step"]
         metrics = record.get("metrics", metrics if by_pass else None)
         if record.get("epoch_end") if by_pass else "metrics" in record:
-            epochs.append(epoch_logs(blocks, record["lr"], metrics,
+            epochs.append(epoch_logs(blocks, _learning_rate(record), metrics,
                                      record.get("train_metrics")))
             blocks, metrics = [], None
     if blocks:
-        epochs.append(epoch_logs(blocks, history[-1]["lr"], metrics,
+        epochs.append(epoch_logs(blocks, _learning_rate(history[-1]), metrics,
                                  history[-1].get("train_metrics")))
     keys = []
     for logs in epochs:

@@ -1,4 +1,5 @@
-"""The outer cadence: train in loops of steps, eval, checkpoint, summarise, stop at target.
+"""The outer cadence: train in blocks of steps (one host round trip each), eval,
+checkpoint, summarise, stop at target.
 
 Why not Orbit's Controller: it has no notion of a quality target, of
 time-to-quality, or of the MLPerf block/eval events, and its `train_steps`
@@ -213,7 +214,7 @@ class Loop:
 
     def _record(self, step, outcome, timing, run_start, history):
         eps = timing.examples_per_second()
-        record = {"step": step, "loss": outcome.loss, "lr": outcome.learning_rate,
+        record = {"step": step, "loss": outcome.loss, "learning_rate": outcome.learning_rate,
                   "wall_time_s": time.perf_counter() - run_start,
                   "examples_per_second": eps, "skipped_steps": outcome.skipped_steps}
         if outcome.loss_scale is not None:
@@ -226,7 +227,7 @@ class Loop:
     def _summaries(self, step, record, loss_scale):
         with self.writers["train"].as_default(step=step):
             tf.summary.scalar("loss", record["loss"])
-            tf.summary.scalar("learning_rate", record["lr"])
+            tf.summary.scalar("learning_rate", record["learning_rate"])
             tf.summary.scalar("skipped_steps", record["skipped_steps"])
             if record["examples_per_second"]:
                 tf.summary.scalar("examples_per_second", record["examples_per_second"])

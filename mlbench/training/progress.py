@@ -1,4 +1,4 @@
-"""Progress display: a bar (tqdm) in terminals and notebooks, one line per loop elsewhere.
+"""Progress display: a bar (tqdm) in terminals and notebooks, one line per block of steps elsewhere.
 
 Logs and CI get plain lines (a bar's carriage returns would garble them); a
 terminal or a Jupyter kernel gets a bar with loss, examples/sec and ETA.

@@ -5,9 +5,9 @@ import tensorflow as tf
 from mlbench import models
 from mlbench.bench import report
 from mlbench.projector import attach, platforms
-from mlbench.projector import scaling as projection
+from mlbench.projector import throughput as projection
 from mlbench.projector import validation as page_validation
-from mlbench.projector.page import page_suite
+from mlbench.projector.page_suites import page_suite
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_bad_input_is_refused(kwargs, needle):
     if arguments["images_per_sec"] is None:
         arguments.pop("images_per_sec")
     with pytest.raises(ValueError) as error:
-        projection.project(**arguments)
+        projection.project_throughput(**arguments)
     assert needle in str(error.value)
 
 

@@ -14,9 +14,9 @@ from mlperf_logging.rcp_checker import rcp_checker
 from mlbench.mlperf import benchmarks, scoring
 from mlbench.projector import time_to_train as ttt
 from mlbench.projector import calibration
-from mlbench.projector import page
+from mlbench.projector import page_suites
 from mlbench.projector import platforms
-from mlbench.projector.scaling import project_cell
+from mlbench.projector.throughput import project_cell
 from conftest import REPO
 from harness import mlbench_process
 
@@ -109,7 +109,7 @@ def test_two_point_calibration_recovers_a_known_bandwidth():
 def test_two_point_calibration_on_the_page_beats_linear_and_one_point():
     """Each page platform fitted per model on its 1- and 2-GPU rows (30 cells at 4 and 8
     GPUs): docs/projection.md gives the figures."""
-    figures = calibration.validate_page(page.page_suite)
+    figures = calibration.validate_page(page_suites.page_suite)
     derate, one_point = figures["derate"], figures["one_point"]
     assert derate["cells"] == one_point["cells"] == 30
     assert derate["projection"]["mape"] < one_point["projection"]["mape"]

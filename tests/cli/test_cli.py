@@ -126,8 +126,8 @@ def test_benchmark_command_distributed_replicated_in_one_process(tmp_path):
     assert saved["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
     assert saved["runs"][0]["num_steps"] == 2
     # the projected column: this run's figure scaled over the V100 box's interconnect
-    from mlbench.projector import scaling as projection
-    again = projection.project(str(tmp_path / "result.json"), devices=(2, 4, 8),
+    from mlbench.projector import throughput as projection
+    again = projection.project_throughput(str(tmp_path / "result.json"), devices=(2, 4, 8),
                                platform="dgx1_v100")
     shown = saved["projection"]
     assert shown["label"].startswith("projection (not measured)")
@@ -344,8 +344,8 @@ def test_one_alias_table_serves_both_commands(command):
 def test_the_projector_has_one_default_platform():
     import inspect
     from mlbench import cli
-    from mlbench.projector import platforms, scaling, time_to_train
-    assert inspect.signature(scaling.project).parameters["platform"].default == platforms.DEFAULT
+    from mlbench.projector import platforms, throughput, time_to_train
+    assert inspect.signature(throughput.project).parameters["platform"].default == platforms.DEFAULT
     parsed = [cli.build_parser(only=c).parse_args(a) for c, a in (
         ("project", ["project"]), ("benchmark", ["benchmark"]))]
     assert parsed[0].platform == parsed[1].project_platform == platforms.DEFAULT

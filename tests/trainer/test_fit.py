@@ -117,7 +117,7 @@ def test_a_keras_optimizer_object_with_a_schedule_is_used_as_given():
                            train_steps=4, steps_per_loop=1,
                            optimizer=keras.optimizers.SGD(schedule, momentum=0.5),
                            verbose=False, precision="float32")
-    rates = [record["lr"] for record in result.history]
+    rates = [record["learning_rate"] for record in result.history]
     np.testing.assert_allclose(rates, [0.05 * 0.5 ** (s / 2) for s in (1, 2, 3, 4)], rtol=1e-6)
 
 

@@ -3,7 +3,7 @@ communication pattern of every model (the golden data of `validation` and of the
 from typing import Dict, NamedTuple
 
 from mlbench import page
-from mlbench.projector.scaling import pattern_for
+from mlbench.projector.throughput import pattern_for
 
 
 class SuiteFigures(NamedTuple):

@@ -166,7 +166,7 @@ PARAMETERS = {"inception_v3": 23_817_352, "resnet50": 25_557_032, "resnet152": 6
 def page_etas(platform, read_suite):
     """η(n) of a platform, fitted on InceptionV3 of its calibration suite (and, for the
     distributed counts, of the distributed suite). `read_suite(name)` gives a page suite's
-    (batch sizes, patterns, synthetic table, base devices): `mlbench.projector.page.page_suite`."""
+    (batch sizes, patterns, synthetic table, base devices): `mlbench.projector.page_suites.page_suite`."""
     record = platforms.get(platform)
     etas = {}
     for suite_name in page.calibration_suites(platform):
@@ -226,7 +226,7 @@ def platform_eta(platform, n, read_suite=None):
     return float((record.get("eta") or {}).get(str(n), (record.get("eta") or {}).get(n, 1.0)))
 
 
-def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
+def project_throughput(result=None, *, model=None, images_per_sec=None, batch_size=None,
             base_devices=1, devices=(2, 4, 8), platform=platforms.DEFAULT, variable_update=None,
             local_parameter_device="cpu", gradient_bytes=None, read_suite=None):
     """Projects images/sec on `devices` from one measurement.
@@ -242,7 +242,7 @@ def project(result=None, *, model=None, images_per_sec=None, batch_size=None,
         strategy, else 'replicated').
       gradient_bytes: bytes all-reduced per step (default: counted on the model).
       read_suite: reads page suites, for the η fitted on the page's platforms
-        (`mlbench.projector.page.page_suite`); without it η is 1.
+        (`mlbench.projector.page_suites.page_suite`); without it η is 1.
 
     Returns:
       Projection (clearly a projection: `to_dict()['label']`).
