@@ -13,4 +13,6 @@ result = mlbench.benchmark("resnet_tiny" if TINY else "resnet50", batch_size=8 i
 for run in result.runs:
     print(run.line(), f"total images/sec: {run.total_images_per_sec:.2f}")
 mfu = "n/a" if result.mfu is None else f"{result.mfu:.1%}"
-print(result.images_per_sec, result.ran, f"MFU {mfu} ({result.peak_source})")
+across = result.images_per_sec  # a Stats record: the runs' total images/sec
+print(f"across {across.runs} runs: mean {across.mean:.2f} std {across.std:.2f} "
+      f"min {across.min:.2f} max {across.max:.2f}", result.ran, f"MFU {mfu} ({result.peak_source})")

@@ -43,4 +43,4 @@ print(fit.final_metrics)
 # Images/sec of your model, the tf_cnn_benchmarks way (synthetic data shaped from its input).
 bench = mlbench.benchmark(small_cnn, batch_size=64, num_warmup_batches=2,
                           num_batches=5 if TINY else 100, num_runs=1 if TINY else 5)
-print(bench.images_per_sec, bench.mfu)
+print(f"images/sec {bench.images_per_sec.mean:.1f}", bench.mfu)
