@@ -85,7 +85,9 @@ class RunPlan:
       seed / warmup / verbose: as given.
       arguments: the arguments as requested, the typed record itself (TrainArguments or
         BenchmarkArguments; `recorded()` is what result files keep).
-      rebuild: how to rebuild the model and data later (`mlbench.plan.rundir`; train runs).
+      rebuild: how to rebuild the model and data later: the RunRecord that run.json will
+        hold, less the arguments and cadence added when it is written (`plan.rundir`;
+        train runs).
     """
     mode: str
     model: ModelPlan
@@ -99,7 +101,7 @@ class RunPlan:
     warmup: bool
     verbose: bool
     arguments: Any
-    rebuild: Optional[Dict[str, Any]] = None
+    rebuild: Optional[Any] = None
 
     @property
     def has_eval(self):

@@ -6,6 +6,7 @@ your own function's import path `module:function` — the run's arguments as rec
 which of them were objects that cannot be named (a lambda or a model instance, arrays, a
 dataset, a loss or metric object). Loading such a run later asks for those by name.
 """
+import dataclasses
 import importlib
 import json
 import os
@@ -14,6 +15,8 @@ from mlbench.data import specs
 from mlbench.files import write_json
 from mlbench.plan.arguments import TrainArguments
 from mlbench.reprs import short
+from mlbench.results import codec
+from mlbench.results.records import InputSpec, ModelReference, RunRecord
 
 FILE = "run.json"
 # Arguments whose value is data or code: recorded by name when they have one.
@@ -36,15 +39,17 @@ def import_path(function):
     return f"{module}:{qualname}" if found is function else None
 
 
-def model_reference(model, info):
-    """How to build `model` again: {'kind': 'zoo' | 'registered' | 'import' | 'unnamed'}."""
+def model_reference(model, info, model_plan):
+    """How to build `model` again (a ModelReference: zoo, registered, import, unnamed)."""
+    built = dict(num_classes=model_plan.num_classes, options=dict(model_plan.options),
+                 keras=info.keras)
     if isinstance(model, str):
-        return {"kind": "registered" if info.own else "zoo", "name": model}
+        return ModelReference("registered" if info.own else "zoo", name=model, **built)
     path = None if info.instance is not None else import_path(model)
     if path:
-        return {"kind": "import", "import": path}
+        return ModelReference("import", import_path=path, **built)
     what = "a model instance" if info.instance is not None else f"{short(model)}"
-    return {"kind": "unnamed", "description": what}
+    return ModelReference("unnamed", description=what, **built)
 
 
 def _named(value):
@@ -62,47 +67,46 @@ def rebuild_record(arguments, info, model_plan, precision, element_spec=None):
     """The record of a resolved run (`plan.resolve` calls it; nothing is written).
     `element_spec`: your own data's (features, labels[, weights]) spec, kept so that the
     model can be rebuilt, loaded and exported without the data (`input_spec`)."""
-    record = {"model": dict(model_reference(arguments.model, info),
-                            num_classes=model_plan.num_classes,
-                            options=dict(model_plan.options), keras=info.keras),
-              "precision": precision,
-              "unnamed": [k for k in REBUILT[1:] if not _named(getattr(arguments, k))]}
-    if element_spec is not None:
-        record["input_spec"] = {"features": specs.encode(element_spec[0]),
-                                "labels": specs.encode(element_spec[1])}
-    return record
+    spec = None if element_spec is None else InputSpec(specs.encode(element_spec[0]),
+                                                       specs.encode(element_spec[1]))
+    return RunRecord(model_reference(arguments.model, info, model_plan), precision,
+                     [k for k in REBUILT[1:] if not _named(getattr(arguments, k))], spec)
 
 
 def write(model_dir, plan):
     """Writes run.json (the record, the run's arguments and its cadence: the sidecar knows
     from it which checkpoints the run writes) into `model_dir`."""
     if model_dir and plan.rebuild is not None:
-        import dataclasses
-        write_json(os.path.join(model_dir, FILE),
-                   dict(plan.rebuild, arguments=plan.arguments.recorded(),
-                        cadence=dataclasses.asdict(plan.cadence)), indent=1)
+        record = dataclasses.replace(plan.rebuild, arguments=plan.arguments.recorded(),
+                                     cadence=plan.cadence)
+        write_json(os.path.join(model_dir, FILE), codec.encode(record), indent=1)
 
 
 def read(model_dir):
-    """The run.json of `model_dir`; refused, naming the path, when there is none."""
+    """The RunRecord of `model_dir`'s run.json; refused, naming the path, when there is none
+    or it is not one."""
     path = os.path.join(model_dir or "", FILE)
     if not model_dir or not os.path.exists(path):
         raise ValueError(f"`model_dir` ({model_dir!r}) holds no mlbench run (no {FILE}; runs "
                          "write it when they start): give the model_dir of a train run.")
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path) as f:
+            return codec.decode(RunRecord, json.load(f))
+    except ValueError as e:  # bad JSON, or a field missing or of the wrong kind
+        raise ValueError(f"{path!r} is not a well-formed run record ({e}): a truncated or "
+                         "garbled run.json; the run that wrote it must start again.") from None
 
 
 def model_argument(record, model=None):
     """The `model=` that rebuilds the run's model: `model` if given, else from the record."""
     if model is not None:
         return model
-    reference = record["model"]
-    if reference["kind"] in ("zoo", "registered"):
-        return reference["name"]
-    if reference["kind"] == "import":
-        return _imported(reference["import"])
-    raise ValueError(f"the run's model ({reference['description']}) cannot be rebuilt from "
+    reference = record.model
+    if reference.kind in ("zoo", "registered"):
+        return reference.name
+    if reference.kind == "import":
+        return _imported(reference.import_path)
+    raise ValueError(f"the run's model ({reference.description}) cannot be rebuilt from "
                      "its record (only a name or an importable function can): give "
                      "`model=` (the same function), or train with a function defined in "
                      "an importable module.")
@@ -132,15 +136,12 @@ def train_arguments(record, defaults, model=None, data=None, needs_data=True):
       rebuilt from the record is replaced by one example of zeros shaped as the recorded
       `input_spec`, and a loss or metric object (not needed to restore weights) by the
       defaults."""
-    arguments = {**defaults, **{k: v for k, v in record["arguments"].items()
-                                if k in defaults}}
+    arguments = {**defaults, **{k: v for k, v in record.arguments.items() if k in defaults}}
     arguments.update(model=model_argument(record, model), callbacks=None, model_dir=None,
                      verbose=False, strategy="one_device", num_devices=None, trace_dir=None,
-                     warmup=False, init_checkpoint=None, precision=record["precision"])
-    if data is None and not needs_data and "data" in record["unnamed"] and \
-            "input_spec" in record:
-        data = specs.zeros_example(record["input_spec"]["features"],
-                                   record["input_spec"]["labels"])
+                     warmup=False, init_checkpoint=None, precision=record.precision)
+    if data is None and not needs_data and "data" in record.unnamed and record.input_spec:
+        data = specs.zeros_example(record.input_spec.features, record.input_spec.labels)
         arguments.update(target=None, keep_best=None, eval_every=None,
                          eval_every_epochs=None, train_steps=1, train_epochs=None,
                          steps_per_epoch=None, global_batch_size=1,
@@ -148,13 +149,13 @@ def train_arguments(record, defaults, model=None, data=None, needs_data=True):
                          data_options={k: v for k, v in (arguments.get("data_options") or
                                                          {}).items() if k == "batched"})
         for name in ("loss", "metrics"):
-            if name in record["unnamed"]:
+            if name in record.unnamed:
                 arguments[name] = None
     if data is not None:
         arguments.update(data=data, eval_data=None if isinstance(data, str) else data)
     if not needs_data and arguments["eval_data"] is data and not isinstance(data, str):
         arguments["eval_data"] = None
-    missing = [k for k in record["unnamed"] if (data is None or k not in ("data", "eval_data"))
+    missing = [k for k in record.unnamed if (data is None or k not in ("data", "eval_data"))
                and arguments.get(k) is not None]
     if missing:
         raise ValueError(f"the run's {missing} were objects (arrays, a dataset, a loss or "

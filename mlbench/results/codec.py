@@ -18,7 +18,7 @@ class DecodeError(ValueError):
 def encode(record):
     """The JSON value of a record (nested records become objects); fields marked
     NOT_IN_FILE (a model, an optimizer) are left out."""
-    return {f.name: _plain(getattr(record, f.name))
+    return {key_of(f): _plain(getattr(record, f.name))
             for f in dataclasses.fields(record) if in_file(f)}
 
 
@@ -32,7 +32,7 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    return dataclasses.asdict(value) if _is_record(value) else value
+    return encode(value) if _is_record(value) else value
 
 
 def decode(hint, value, path=""):
@@ -59,14 +59,15 @@ def _record(cls, value, path):
     _expect(value, dict, path, f"an object ({cls.__name__})")
     hints = _hints(cls)
     stored = [f for f in dataclasses.fields(cls) if f.init and in_file(f)]
-    missing = [f.name for f in stored if f.name not in value
+    missing = [key_of(f) for f in stored if key_of(f) not in value
                and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
     if missing:
         raise DecodeError(f"field {_joined(path, missing[0])!r} is missing")
     absent = {f.name: None for f in dataclasses.fields(cls) if f.init and not in_file(f)}
-    return cls(**absent, **{f.name: decode(hints[f.name], value[f.name], _joined(path, f.name))
-                            for f in stored if f.name in value})
+    return cls(**absent, **{f.name: decode(hints[f.name], value[key_of(f)],
+                                           _joined(path, key_of(f)))
+                            for f in stored if key_of(f) in value})
 
 
 def _joined(path, name):
@@ -78,6 +79,12 @@ NOT_IN_FILE = {"in_file": False}  # a field's metadata: live objects a file cann
 
 def in_file(field):
     return field.metadata.get("in_file", True)
+
+
+def key_of(field):
+    """The field's key in the file: its name, or `metadata["key"]` where the file's key is
+    no Python name (run.json's model reference writes 'import')."""
+    return field.metadata.get("key", field.name)
 
 
 @functools.lru_cache(maxsize=None)

@@ -6,7 +6,8 @@ inside, written and read only by `mlbench.results.files` (which checks them on r
 | TrainResult     | <model_dir>/result.json  | Finding                               |
 | BenchmarkResult | <dir>/result.json        | RunStats, Stats, Finding              |
 | SuiteResults    | <dir>/results.json       | BenchmarkResult                       |
-| MLPerfResults   | <dir>/results.json       | MLPerfRun, Score                      |
+| MLPerfResults   | <dir>/results.json       | MLPerfSettings, MLPerfRun, Score      |
+| RunRecord       | <model_dir>/run.json     | ModelReference, InputSpec, Cadence    |
 
 `TrainResult` and `BenchmarkResult` are also what `mlbench.train` and `mlbench.benchmark`
 return. A projection stored in a benchmark result is still a mapping (`projection`).
@@ -15,6 +16,7 @@ import dataclasses
 from typing import Any, Dict, List, Optional
 
 from mlbench.results import codec
+from mlbench.training.cadence import Cadence
 
 STATUSES = ("ok", "warning", "problem")
 
@@ -194,6 +196,50 @@ class MLPerfResults:
 
 
 @dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """Your own data's features and labels as `mlbench.data.specs.encode` writes them
+    (shapes, dtypes, structure): rebuilds, loads and exports a model without the data."""
+    features: Any
+    labels: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelReference:
+    """How to build a run's model again.
+
+    Attributes:
+      kind: 'zoo' or 'registered' (by `name`), 'import' (`import_path`, `module:function`)
+        or 'unnamed' (an object: `description` says which; `model=` must be given again).
+      keras: the model's generation ('tf_keras' or 'keras3').
+    """
+    kind: str
+    num_classes: Optional[int] = None
+    options: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    keras: Optional[str] = None
+    name: Optional[str] = None
+    import_path: Optional[str] = dataclasses.field(default=None, metadata={"key": "import"})
+    description: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord:
+    """A run directory's run.json, written when the run starts (`plan.rundir`).
+
+    Attributes:
+      unnamed: the arguments that were objects (arrays, a dataset, a loss object) and
+        cannot be rebuilt from the record; loading asks for them by name.
+      arguments: the run's arguments as recorded (`TrainArguments.recorded()`).
+      cadence: the run's length, evals and checkpoints (the sidecar's schedule).
+    """
+    model: ModelReference
+    precision: str
+    unnamed: List[str]
+    input_spec: Optional[InputSpec] = None
+    arguments: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    cadence: Optional[Cadence] = None
+
+
+@dataclasses.dataclass(frozen=True)
 class TrainResult:
     """The outcome of `mlbench.train`.
 
@@ -254,7 +300,7 @@ class TrainResult:
     restored_from: Optional[str] = None
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     diagnosis: List[Finding] = dataclasses.field(default_factory=list)
-    input_spec: Optional[Dict[str, Any]] = None
+    input_spec: Optional[InputSpec] = None
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"
@@ -282,7 +328,7 @@ class TrainResult:
         from mlbench.data import specs  # TensorFlow: only when a model is exported
         from mlbench.training.checkpoints import disk_full_named
         features = None if self.input_spec is None else \
-            specs.batched(specs.decode(self.input_spec["features"]))
+            specs.batched(specs.decode(self.input_spec.features))
         with disk_full_named(os.path.dirname(os.path.abspath(path)), f"exporting to {path}",
                              advice="nothing else was touched: free space and export "
                                     "again (`mlbench export`)"):

@@ -124,10 +124,10 @@ def load(model_dir, checkpoint=None, model=None, data=None):
     stored = result_files.read_if_present("train", model_dir) or TrainResult(
         model=None, status="running", steps=step_of(path), final_metrics={},
         reached_target=False, time_to_quality_s=None, examples_per_second=None,
-        history=[], config=record["arguments"], ran={"precision": record["precision"]},
+        history=[], config=record.arguments, ran={"precision": record.precision},
         model_dir=model_dir)
     return stored.with_model(parts.model, parts.optimizer, loaded_from=model_dir,
-                             restored_from=path, input_spec=record.get("input_spec"))
+                             restored_from=path, input_spec=record.input_spec)
 
 
 def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):
@@ -226,12 +226,10 @@ def watch(model_dir, data=None, model=None, timeout=None, poll_s=1.0, verbose=Tr
 def _name_missed(model_dir, done, verbose):
     """Names the checkpoint steps the run wrote (by its cadence, in run.json) that the
     sidecar never saw: written and removed between two of its polls."""
-    cadence = rundir.read(model_dir).get("cadence")
+    plan = rundir.read(model_dir).cadence
     summary = result_files.read_if_present("train", model_dir)
-    if not cadence or not summary:
+    if plan is None or not summary:
         return []
-    from mlbench.training.cadence import Cadence
-    plan = Cadence(**cadence)
     seen = {step_of(p) for p in done}
     first = (summary.resumed_from_step or 0) + 1
     missed = [s for s in range(first, summary.steps + 1)

@@ -273,7 +273,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         run_seconds=outcome.run_seconds,
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
         environment=environment(), diagnosis=list(diagnosis),
-        input_spec=(plan.rebuild or {}).get("input_spec"))
+        input_spec=plan.rebuild.input_spec if plan.rebuild else None)
     if model_dir:
         with disk_full_named(model_dir, "writing result.json",
                              lambda: latest_checkpoint(model_dir)):
