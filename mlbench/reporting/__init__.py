@@ -10,6 +10,7 @@ import os
 
 from mlbench.files import write_json, write_text
 from mlbench.reporting import content, html, sources
+from mlbench.results import codec
 
 
 def report(paths, output="report.html", title=None, published_figures=True):
@@ -33,5 +34,5 @@ def report(paths, output="report.html", title=None, published_figures=True):
     if os.path.dirname(output):
         os.makedirs(os.path.dirname(output), exist_ok=True)
     write_text(output, html.page(built))
-    write_json(sidecar, built, indent=1)
+    write_json(sidecar, codec.encode(built), indent=1)
     return output, sidecar

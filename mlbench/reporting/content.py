@@ -1,8 +1,5 @@
-"""Sources → sections of plain figures. The HTML page renders these and the JSON
-sidecar is these, so every figure shown is one in the sidecar.
-
-A section is {"id", "title", "kind": "facts" | "table" | "image" | "text", ...}; a table
-cell is a string or {"value": number, "text": how it is shown}.
+"""Sources → a Report of Sections of plain figures (`reporting.sections`). The HTML page
+renders these and the JSON sidecar is these, so every figure shown is one in the sidecar.
 """
 import datetime
 import statistics
@@ -10,6 +7,7 @@ import statistics
 from mlbench import page
 from mlbench.reporting import compare as compare_lib
 from mlbench.reporting import curves
+from mlbench.reporting.sections import Report, Section
 
 METHOD = ("tf_cnn_benchmarks' method: warm-up steps (and the first step's trace or "
           "compile) are excluded; each run times its steps one by one; images/sec of a "
@@ -45,15 +43,15 @@ def build(loaded, published_figures=True, title=None):
         elif source.kind == "train":
             sections += train_sections(source, prefix)
         elif source.kind == "malformed":
-            sections.append({"id": f"{prefix}-malformed", "kind": "facts",
-                             "title": f"Malformed result: {source.path}",
-                             "facts": {"file": source.path,
-                                       "problem": source.problem}})
+            sections.append(Section(id=f"{prefix}-malformed", kind="facts",
+                                    title=f"Malformed result: {source.path}",
+                                    facts={"file": source.path,
+                                           "problem": source.problem}))
         else:
             sections += mlperf_sections(source, prefix)
     sections += comparison_sections(loaded)
-    return {"title": title or "mlbench results", "made": datetime.datetime.now(
-        datetime.timezone.utc).isoformat(timespec="seconds"), "sections": sections}
+    return Report(title or "mlbench results", datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec="seconds"), sections)
 
 
 def header(loaded, title):
@@ -67,7 +65,7 @@ def header(loaded, title):
         facts.update({f"{k} (of the machine making this report)": v
                       for k, v in machine.environment().items()})
     facts["sources"] = "; ".join(f"{s.kind}: {s.path}" for s in loaded)
-    return {"id": "environment", "title": "Environment", "kind": "facts", "facts": facts}
+    return Section(id="environment", title="Environment", kind="facts", facts=facts)
 
 
 # --- benchmarks ------------------------------------------------------------------------
@@ -77,8 +75,8 @@ def benchmark_sections(source, prefix, published_figures):
     models = list(dict.fromkeys(r.model for r in results))
     devices = sorted({r.num_devices for r in results})
     kinds = list(dict.fromkeys(r.data for r in results))
-    sections = [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
-                 "text": f"{source.kind} in {source.path}"}, method(source, prefix)]
+    sections = [Section(id=f"{prefix}-title", title=source.title, kind="text",
+                        text=f"{source.kind} in {source.path}"), method(source, prefix)]
     sections.append(throughput_chart(f"{prefix}-chart", results))
     for kind in kinds:
         sections.append(throughput_table(f"{prefix}-{kind}", results, kind, models, devices))
@@ -107,7 +105,7 @@ def method(source, prefix):
     for key in ("precision", "jit_compile", "strategy", "forward_only"):
         if key in ran:
             facts[key] = ran[key]
-    return {"id": f"{prefix}-method", "title": "Method", "kind": "facts", "facts": facts}
+    return Section(id=f"{prefix}-method", title="Method", kind="facts", facts=facts)
 
 
 def _cells(results, kind):
@@ -116,9 +114,9 @@ def _cells(results, kind):
 
 def _grid(section_id, title, models, devices, cell_of, note=""):
     rows = [[str(n)] + [cell_of(n, m) for m in models] for n in devices]
-    return {"id": section_id, "title": title, "kind": "table",
-            "columns": ["devices"] + [page.display(m) for m in models], "rows": rows,
-            "note": note}
+    return Section(id=section_id, title=title, kind="table",
+                   columns=["devices"] + [page.display(m) for m in models], rows=rows,
+                   note=note)
 
 
 def throughput_chart(section_id, results):
@@ -126,8 +124,8 @@ def throughput_chart(section_id, results):
     for r in sorted(results, key=lambda r: r.num_devices):
         series.setdefault(f"{r.data}/{page.display(r.model)}", []).append(
             [r.num_devices, r.images_per_sec.mean])
-    return {"id": section_id, "title": "Images/sec by device count", "kind": "image",
-            "series": series, "xlabel": "devices", "ylabel": "images/sec"}
+    return Section(id=section_id, title="Images/sec by device count", kind="image",
+                   series=series, xlabel="devices", ylabel="images/sec")
 
 
 def throughput_table(section_id, results, kind, models, devices):
@@ -203,9 +201,10 @@ def published(prefix, source, models, anchors=True):
         return []
     rows = [[label] + [number(table.get(1, {}).get(m)) for m in on_page]
             for label, table in tables.items()]
-    return [{"id": f"{prefix}-published", "title": "Published 1-GPU figures (GPU anchors)",
-             "kind": "table", "columns": ["platform (1 GPU)"] + [page.display(m) for m in on_page],
-             "rows": rows, "note": PUBLISHED}]
+    return [Section(id=f"{prefix}-published", title="Published 1-GPU figures (GPU anchors)",
+                    kind="table",
+                    columns=["platform (1 GPU)"] + [page.display(m) for m in on_page],
+                    rows=rows, note=PUBLISHED)]
 
 
 def projections(prefix, results):
@@ -217,11 +216,11 @@ def projections(prefix, results):
              number(c["linear"])]
             for r in projected for c in r.projection["cells"]]
     first = projected[0].projection
-    return [{"id": f"{prefix}-projection", "kind": "table", "projection": True,
-             "title": f"Projected, not measured: {first['platform']}",
-             "columns": ["model", "data", "devices", "projected images/sec",
-                         "band (no overlap – full overlap)", "linear scaling"],
-             "rows": rows, "note": first["label"] + " (docs/projection.md)."},
+    return [Section(id=f"{prefix}-projection", kind="table", projection=True,
+                    title=f"Projected, not measured: {first['platform']}",
+                    columns=["model", "data", "devices", "projected images/sec",
+                             "band (no overlap – full overlap)", "linear scaling"],
+                    rows=rows, note=first["label"] + " (docs/projection.md)."),
             *time_to_train_table(prefix, projected)]
 
 
@@ -240,15 +239,15 @@ def time_to_train_table(prefix, projected):
                   t["convergence"]["source"]] for t in r.projection.get("time_to_train", ())]
     if not rows:
         return []
-    return [{"id": f"{prefix}-time-to-train", "kind": "table", "projection": True,
-             "title": "Time to train (projected, not measured): minutes to the MLPerf target",
-             "columns": ["model", "devices", "global batch", "minutes", "band (RCP)",
-                         "training + evaluation", "samples to converge"], "rows": rows,
-             "note": "A projection: samples to converge from MLCommons' reference "
-                     "convergence points ÷ the projected images/sec, plus the closed "
-                     "rules' evaluations at 3 × the training rate (stated); initialisation "
-                     "and compilation excluded, as MLPerf's clock does (docs/projection.md)."
-                     + (" No estimate for " + "; ".join(skipped) if skipped else "")}]
+    return [Section(id=f"{prefix}-time-to-train", kind="table", projection=True,
+                    title="Time to train (projected, not measured): minutes to the MLPerf target",
+                    columns=["model", "devices", "global batch", "minutes", "band (RCP)",
+                             "training + evaluation", "samples to converge"], rows=rows,
+                    note="A projection: samples to converge from MLCommons' reference "
+                    "convergence points ÷ the projected images/sec, plus the closed "
+                    "rules' evaluations at 3 × the training rate (stated); initialisation "
+                    "and compilation excluded, as MLPerf's clock does (docs/projection.md)."
+                    + (" No estimate for " + "; ".join(skipped) if skipped else ""))]
 
 
 # --- training runs ---------------------------------------------------------------------
@@ -266,14 +265,15 @@ def train_sections(source, prefix):
              k.startswith("validation/") and k != "validation/loss"}
     diagnosis = diagnosis_table(f"{prefix}-diagnosis",
                                 [((), f) for f in d.diagnosis], [])
-    return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
-             "text": f"train run in {source.path}"},
-            {"id": f"{prefix}-facts", "title": "What ran", "kind": "facts", "facts": facts},
+    return [Section(id=f"{prefix}-title", title=source.title, kind="text",
+                    text=f"train run in {source.path}"),
+            Section(id=f"{prefix}-facts", title="What ran", kind="facts", facts=facts),
             *([diagnosis] if diagnosis else []),
-            {"id": f"{prefix}-curves", "title": "Loss and metrics", "kind": "image",
-             "series": shown, "xlabel": "step",
-             "note": "from the run's TensorBoard event files" if series != curves.from_history(
-                 d.history) else "from result.json's history"}]
+            Section(id=f"{prefix}-curves", title="Loss and metrics", kind="image",
+                    series=shown, xlabel="step",
+                    note="from the run's TensorBoard event files"
+                    if series != curves.from_history(d.history)
+                    else "from result.json's history")]
 
 
 def diagnosis_table(section_id, rows, key_columns):
@@ -281,14 +281,14 @@ def diagnosis_table(section_id, rows, key_columns):
     `rows`: (key cells, Finding) pairs."""
     if not rows:
         return None
-    return {"id": section_id, "title": "Diagnosis: what set the pace", "kind": "table",
-            "columns": [*key_columns, "topic", "status", "verdict", "what was measured",
-                        "what to change"],
-            "rows": [[*key, f.topic, f.status, f.verdict, f.detail, f.advice or "-"]
-                     for key, f in rows],
-            "note": "Each finding is read from measurements of the run (the input pipeline "
-                    "timed alone, the step's traces, the loss scale, one device against "
-                    "N); docs/why_slow.md explains them."}
+    return Section(id=section_id, title="Diagnosis: what set the pace", kind="table",
+                   columns=[*key_columns, "topic", "status", "verdict", "what was measured",
+                            "what to change"],
+                   rows=[[*key, f.topic, f.status, f.verdict, f.detail, f.advice or "-"]
+                         for key, f in rows],
+                   note="Each finding is read from measurements of the run (the input "
+                   "pipeline timed alone, the step's traces, the loss scale, one device against "
+                   "N); docs/why_slow.md explains them.")
 
 
 # --- MLPerf run sets -------------------------------------------------------------------
@@ -299,14 +299,14 @@ def mlperf_sections(source, prefix):
              number(r.minutes, "-" if r.minutes is None else f"{r.minutes:.3f}"),
              ", ".join(f"{k} {v:.4f}" for k, v in r.metrics.items()),
              "pass" if r.checker_passed else "FAIL"] for i, r in enumerate(d.runs)]
-    return [{"id": f"{prefix}-title", "title": source.title, "kind": "text",
-             "text": f"MLPerf run set in {source.path} ({d.division} division)"},
-            {"id": f"{prefix}-runs", "title": "Time to quality per run", "kind": "table",
-             "columns": ["run", "seed", "status", "minutes to target", "metrics",
-                         "compliance checker"], "rows": rows,
-             "note": f"score: {d.score.label} (MLCommons' olympic average)"},
-            {"id": f"{prefix}-unverified", "title": "Status", "kind": "text",
-             "text": UNVERIFIED}]
+    return [Section(id=f"{prefix}-title", title=source.title, kind="text",
+                    text=f"MLPerf run set in {source.path} ({d.division} division)"),
+            Section(id=f"{prefix}-runs", title="Time to quality per run", kind="table",
+                    columns=["run", "seed", "status", "minutes to target", "metrics",
+                             "compliance checker"], rows=rows,
+                    note=f"score: {d.score.label} (MLCommons' olympic average)"),
+            Section(id=f"{prefix}-unverified", title="Status", kind="text",
+                    text=UNVERIFIED)]
 
 
 # --- comparisons -----------------------------------------------------------------------
@@ -319,10 +319,10 @@ def comparison_sections(loaded, threshold=None):
         rows = [[r.configuration[0], str(r.configuration[1]), r.configuration[2],
                  number(r.baseline), number(r.candidate), number(r.ratio, f"{r.ratio:.3f}"),
                  f"±{100 * r.noise:.1f} %", r.verdict] for r in result.rows]
-        sections.append({"id": f"compare-{i}", "kind": "table",
-                         "title": f"Compared: {candidate.path} against {benches[0].path}",
-                         "columns": ["model", "devices", "data", "baseline images/sec",
-                                     "candidate images/sec", "ratio", "noise band",
-                                     "verdict"], "rows": rows,
-                         "note": compare_lib.__doc__.split("\n\n")[1].replace("\n", " ")})
+        sections.append(Section(id=f"compare-{i}", kind="table",
+                                title=f"Compared: {candidate.path} against {benches[0].path}",
+                                columns=["model", "devices", "data", "baseline images/sec",
+                                         "candidate images/sec", "ratio", "noise band",
+                                         "verdict"], rows=rows,
+                                note=compare_lib.__doc__.split("\n\n")[1].replace("\n", " ")))
     return sections

@@ -18,13 +18,13 @@ section.projection h2::before{content:"PROJECTION — ";color:#b60}
 
 
 def page(report):
-    """The HTML text of a report built by `content.build`."""
-    body = [f"<h1>{_e(report['title'])}</h1>",
-            f"<p class=note>made {_e(report['made'])} by mlbench; every figure is also in "
+    """The HTML text of a Report built by `content.build`."""
+    body = [f"<h1>{_e(report.title)}</h1>",
+            f"<p class=note>made {_e(report.made)} by mlbench; every figure is also in "
             "the JSON sidecar.</p>"]
-    body += [_section(s) for s in report["sections"]]
+    body += [_section(s) for s in report.sections]
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<title>{_e(report['title'])}</title><style>{CSS}</style></head>"
+            f"<title>{_e(report.title)}</title><style>{CSS}</style></head>"
             "<body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
@@ -33,17 +33,17 @@ def _e(value):
 
 
 def _section(section):
-    classes = "projection" if section.get("projection") else section["kind"]
+    classes = "projection" if section.projection else section.kind
     inner = {"facts": _facts, "table": _table, "text": _text, "image": _image}[
-        section["kind"]](section)
-    note = f"<p class=note>{_e(section['note'])}</p>" if section.get("note") else ""
-    return (f"<section id=\"{_e(section['id'])}\" class=\"{classes}\">"
-            f"<h2>{_e(section['title'])}</h2>{inner}{note}</section>")
+        section.kind](section)
+    note = f"<p class=note>{_e(section.note)}</p>" if section.note else ""
+    return (f"<section id=\"{_e(section.id)}\" class=\"{classes}\">"
+            f"<h2>{_e(section.title)}</h2>{inner}{note}</section>")
 
 
 def _facts(section):
     return "<dl>" + "".join(f"<dt>{_e(k)}</dt>{_fact(v)}"
-                            for k, v in section["facts"].items()) + "</dl>"
+                            for k, v in section.facts.items()) + "</dl>"
 
 
 def _fact(value):
@@ -56,13 +56,13 @@ def _fact(value):
 
 
 def _text(section):
-    return f"<p>{_e(section['text'])}</p>"
+    return f"<p>{_e(section.text)}</p>"
 
 
 def _table(section):
-    head = "".join(f"<th>{_e(c)}</th>" for c in section["columns"])
-    rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in section["rows"])
-    return (f"<table id=\"{_e(section['id'])}-table\"><thead><tr>{head}</tr></thead>"
+    head = "".join(f"<th>{_e(c)}</th>" for c in section.columns)
+    rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in section.rows)
+    return (f"<table id=\"{_e(section.id)}-table\"><thead><tr>{head}</tr></thead>"
             f"<tbody>{rows}</tbody></table>")
 
 
@@ -74,11 +74,11 @@ def _cell(cell):
 
 
 def _image(section):
-    series = section.get("series") or {}
+    series = section.series or {}
     if not series:
         return "<p>no curves: the run wrote no events or history.</p>"
     try:
-        png = curves_png(series, section.get("xlabel", "step"), section.get("ylabel", ""))
+        png = curves_png(series, section.xlabel, section.ylabel)
     except ImportError:  # matplotlib is the optional extra mlbench[reports]
         return "<p>no chart: matplotlib is not installed (pip install 'mlbench[reports]').</p>"
     return (f"<img alt=\"{_e(', '.join(series))}\" src=\"data:image/png;base64,"

@@ -157,13 +157,13 @@ def test_results_page_has_a_time_to_train_table_beside_the_projection():
     folder = tempfile.mkdtemp(prefix="mlbench_ttt_")
     written = result_files.read(result_files.write(folder, result))[2]  # as a report reads it
     sections = content.projections("s0", [written])
-    table = next(s for s in sections if s["id"] == "s0-time-to-train")
+    table = next(s for s in sections if s.id == "s0-time-to-train")
     expected = ttt.estimate(ttt.convergence("resnet", 2048), projected.cells[-1].images_per_sec,
                             devices=8)
-    (row,) = table["rows"]  # 2 and 4 devices (batch 512, 1024) are below the RCPs
+    (row,) = table.rows  # 2 and 4 devices (batch 512, 1024) are below the RCPs
     assert row[1] == "8" and row[2] == "2048"
     assert row[3]["value"] == pytest.approx(expected.minutes)
-    assert "projected, not measured" in table["title"] and "No estimate for" in table["note"]
+    assert "projected, not measured" in table.title and "No estimate for" in table.note
 
 
 CPU_FIGURES = os.path.join(REPO, "tests", "fixtures", "cpu_time_to_train.json")

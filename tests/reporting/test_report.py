@@ -167,12 +167,12 @@ def test_report_of_two_benchmarks_has_the_comparison_section(runs, tmp_path):
 
 
 def test_published_gpu_anchors_are_the_pages_one_gpu_rows():
-    source = sources.Source("benchmark", "x", "x", {}, [])
+    source = sources.Source("benchmark", "x", "x")
     [section] = content.published("s0", source, ["resnet50", "resnet_tiny"])
-    assert section["columns"] == ["platform (1 GPU)", "ResNet-50"]
+    assert section.columns == ["platform (1 GPU)", "ResNet-50"]
     dgx1 = page.published("dgx1_p100").synthetic[1]["resnet50"]
-    assert section["rows"][0][0] == "DGX-1 P100" and section["rows"][0][1]["value"] == dgx1
-    assert "Published elsewhere" in section["note"]
+    assert section.rows[0][0] == "DGX-1 P100" and section.rows[0][1]["value"] == dgx1
+    assert "Published elsewhere" in section.note
 
 
 def test_a_directory_without_results_is_refused_before_writing(tmp_path):
