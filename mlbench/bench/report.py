@@ -43,17 +43,17 @@ def projected_section(results):
     if not projected:
         return []
     first = projected[0].projection
-    lines = [f"## Projected, not measured ({first['platform']})", "",
-             f"{first['label']}. Point estimate [no overlap – full overlap of communication "
+    lines = [f"## Projected, not measured ({first.platform})", "",
+             f"{first.label}. Point estimate [no overlap – full overlap of communication "
              "with the backward pass]; linear scaling for comparison "
              "(docs/projection.md).", "",
              "| model | data | devices | projected images/sec | band | linear |",
              "|---|---|---|---|---|---|"]
     for r in projected:
-        for c in r.projection["cells"]:
-            lines.append(f"| {_name(r.model)} | {r.data} | {c['devices']} | "
-                         f"{_fmt(c['images_per_sec'])} | {_fmt(c['low'])}–{_fmt(c['high'])} | "
-                         f"{_fmt(c['linear'])} |")
+        for c in r.projection.cells:
+            lines.append(f"| {_name(r.model)} | {r.data} | {c.devices} | "
+                         f"{_fmt(c.images_per_sec)} | {_fmt(c.low)}–{_fmt(c.high)} | "
+                         f"{_fmt(c.linear)} |")
     return lines + [""]
 
 

@@ -4,6 +4,7 @@ global batch, minutes to the MLPerf target (`benchmark --project`, suites)."""
 import dataclasses
 
 from mlbench.projector import throughput, time_to_train
+from mlbench.results.records import StoredProjection
 
 
 def attach(result, up_to, platform, read_suite=None):
@@ -12,12 +13,13 @@ def attach(result, up_to, platform, read_suite=None):
     counts = throughput.device_counts(up_to, result.num_devices)
     projected = throughput.project_throughput(result, devices=counts, platform=platform,
                                               read_suite=read_suite)
-    stored = dict(projected.to_dict(), label=(
-        f"projection (not measured): this run's device x n over {projected.platform}'s "
-        "interconnect"))
     # minutes to the MLPerf target are stored beside the images/sec they follow from, so
     # that a report reads them from the file instead of running the projector again
-    estimates, reasons = time_to_train.for_projection_dict(stored)
-    projection = dict(stored, time_to_train=[t.to_dict() for t in estimates],
-                      not_estimated=reasons)
-    return dataclasses.replace(result, projection=projection), projected
+    estimates, reasons = time_to_train.estimates_or_reasons(projected)
+    stored = StoredProjection(
+        projected.model, projected.platform, projected.pattern, projected.batch_size,
+        projected.base_devices, projected.images_per_sec, projected.gradient_bytes,
+        list(projected.cells), label=f"projection (not measured): this run's device x n "
+        f"over {projected.platform}'s interconnect", time_to_train=estimates,
+        not_estimated=reasons)
+    return dataclasses.replace(result, projection=stored), projected

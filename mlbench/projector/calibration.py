@@ -163,10 +163,9 @@ def validate_page(read_suite):
                               4 * PARAMETERS[model], platform, model)
             wanted = [n for n in (4, 8) if model in reference.get(n, {})]
             for mode in MODES:
-                cells = calibration.project(wanted, mode)
-                for cell in cells:
-                    cell.measured = reference[cell.devices][model]
-                calibrated[mode][f"{suite}/{model}"] = cells
+                calibrated[mode][f"{suite}/{model}"] = [
+                    dataclasses.replace(cell, measured=reference[cell.devices][model])
+                    for cell in calibration.project(wanted, mode)]
             one_point[f"{suite}/{model}"] = [c for c in baseline[model] if c.devices in wanted]
     return {**{mode: summary(calibrated[mode], exclude=()) for mode in MODES},
             "one_point": summary(one_point, exclude=()),

@@ -15,10 +15,11 @@ OVERLAP. η(n) is the one fitted factor per platform and device count, fitted on
 InceptionV3 only (the most compute-bound model); there is no per-model factor.
 """
 import dataclasses
-from typing import Dict, Optional
+from typing import Dict
 
 from mlbench import page
 from mlbench.projector import platforms
+from mlbench.results.records import ProjectedCell
 
 OVERLAP = 0.5  # the point estimate: half of the communication hides behind backward
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward (Kaplan et al. 2020)
@@ -71,34 +72,6 @@ def exposed_s(comm, compute, overlap):
     return max(0.0, comm - overlap * BACKWARD_SHARE * compute)
 
 
-@dataclasses.dataclass
-class Cell:
-    """One projected cell: images/sec (point, low = no overlap, high = full overlap) and
-    the breakdown of the point estimate's step, in seconds."""
-    devices: int
-    images_per_sec: float
-    low: float
-    high: float
-    linear: float
-    compute_s: float
-    exposed_s: float
-    hidden_s: float
-    derate_s: float
-    measured: Optional[float] = None
-
-    @property
-    def error(self):
-        return None if self.measured is None else self.images_per_sec / self.measured - 1
-
-    @property
-    def linear_error(self):
-        return None if self.measured is None else self.linear / self.measured - 1
-
-    def in_band(self, tolerance=0.03):
-        return (self.measured is not None and
-                self.low * (1 - tolerance) <= self.measured <= self.high * (1 + tolerance))
-
-
 def compute_s(step_s, n, pattern, gradient_bytes, record):
     """A measured `n`-device step without its exposed communication (point overlap k):
     step = c + max(0, comm − k·c), solved for c."""
@@ -119,7 +92,7 @@ def project_cell(images_per_sec, batch, n, pattern, gradient_bytes, record, eta=
     def rate(overlap):
         return n * batch / (compute / eta + exposed_s(comm, compute, overlap))
     exposed = exposed_s(comm, compute, OVERLAP)
-    return Cell(devices=n, images_per_sec=rate(OVERLAP), low=rate(0.0), high=rate(1.0),
+    return ProjectedCell(devices=n, images_per_sec=rate(OVERLAP), low=rate(0.0), high=rate(1.0),
                 linear=images_per_sec * n / base_devices, compute_s=compute,
                 exposed_s=exposed, hidden_s=comm - exposed, derate_s=compute / eta - compute,
                 measured=measured)

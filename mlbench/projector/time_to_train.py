@@ -23,32 +23,10 @@ from typing import Optional
 
 from mlbench.mlperf import benchmarks
 from mlbench.mlperf import rcp as rcp_lib
+from mlbench.results.records import Convergence, TimeToTrain
 
 FORWARD_SPEEDUP = 3.0  # training FLOPs ≈ 3 × forward (Kaplan et al. 2020): stated, not measured
 DEFAULT_RULESET = "1.0.0"
-
-
-@dataclasses.dataclass
-class Convergence:
-    """Samples to converge at one global batch size, with rcp_checker's band.
-
-    Attributes:
-      benchmark / global_batch_size / ruleset: what was asked.
-      samples / samples_low / samples_high: the reference olympic mean and the range of
-        means rcp_checker accepts ('Min Epochs' to the mirrored bound), in samples.
-      epochs: the mean in epochs (ResNet's unit), None for BERT (whose RCPs are samples).
-      source: 'RCP at batch B' or 'interpolated between RCPs at A and B' (rcp_checker's).
-      rcp: MLCommons' RCP file for the ruleset, or the custom file given.
-    """
-    benchmark: str
-    global_batch_size: int
-    ruleset: str
-    samples: float
-    samples_low: float
-    samples_high: float
-    epochs: Optional[float]
-    source: str
-    rcp: str
 
 
 def convergence(benchmark, global_batch_size, ruleset=DEFAULT_RULESET, rcp_path=None,
@@ -91,55 +69,6 @@ def _reference(checker, batch, where):
     return record, f"interpolated between RCPs at batch {low['BS']} and {high['BS']}"
 
 
-@dataclasses.dataclass
-class TimeToTrain:
-    """Minutes (and dollars) to the quality target, with the RCP's band.
-
-    `minutes` = `train_minutes` + `eval_minutes`; `minutes_low` / `minutes_high` come from
-    the band of samples to converge. `excluded` lists what MLPerf's clock does not count.
-    """
-    convergence: Convergence
-    devices: int
-    images_per_sec: float
-    eval_images_per_sec: float
-    eval_rate_source: str
-    evals: int
-    train_minutes: float
-    eval_minutes: float
-    minutes: float
-    minutes_low: float
-    minutes_high: float
-    price_per_device_hour: Optional[float] = None
-    price_source: Optional[str] = None
-    cost: Optional[float] = None
-    cost_low: Optional[float] = None
-    cost_high: Optional[float] = None
-    excluded: str = ("initialisation and compilation (before MLPerf's run_start, outside "
-                     "the timed window)")
-    label: str = "projection (not measured)"
-
-    def to_dict(self):
-        return dataclasses.asdict(self)
-
-    def line(self):
-        c = self.convergence
-        cost = (f"; ${self.cost:,.2f} [{self.cost_low:,.2f}–{self.cost_high:,.2f}] at "
-                f"${self.price_per_device_hour:g}/device-hour ({self.price_source})"
-                if self.cost is not None else "")
-        return (f"time to train {c.benchmark} at global batch {c.global_batch_size} on "
-                f"{self.devices} device(s): {_m(self.minutes)} min [{_m(self.minutes_low)}–"
-                f"{_m(self.minutes_high)}] ({_m(self.train_minutes)} training "
-                f"{c.samples:,.0f} samples at {self.images_per_sec:,.1f}/s + "
-                f"{_m(self.eval_minutes)} for {self.evals} evals at "
-                f"{self.eval_images_per_sec:,.1f}/s, {self.eval_rate_source}; samples "
-                f"{c.source}){cost}; excluded: {self.excluded}. A {self.label}.")
-
-
-def _m(minutes):
-    """Minutes to three significant figures (a CPU-scale run lasts under one)."""
-    return f"{minutes:.3g}" if minutes < 100 else f"{minutes:.0f}"
-
-
 def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
              price_per_device_hour=None, price_source="given", cadence=None,
              train_examples=None):
@@ -176,9 +105,9 @@ def estimate(converge, images_per_sec, devices=1, eval_images_per_sec=None,
                          train_minutes, point - train_minutes, point, low, high)
     if price_per_device_hour is not None:
         hourly = price_per_device_hour * devices / 60
-        result.price_per_device_hour, result.price_source = price_per_device_hour, price_source
-        result.cost, result.cost_low, result.cost_high = point * hourly, low * hourly, \
-            high * hourly
+        result = dataclasses.replace(
+            result, price_per_device_hour=price_per_device_hour, price_source=price_source,
+            cost=point * hourly, cost_low=low * hourly, cost_high=high * hourly)
     return result
 
 
@@ -322,22 +251,10 @@ def project(result=None, *, devices=(2, 4, 8), platform=None, to_quality=False,
     return run
 
 
-def for_projection_dict(projection, benchmark=None, price_per_device_hour=None):
-    """`for_projection` of a projection as stored (`Projection.to_dict()`, e.g. a result's
-    `projection` field): ([TimeToTrain], [why a device count has none]); ([], [reason])
-    for a model without an MLPerf benchmark."""
-    from types import SimpleNamespace
+def estimates_or_reasons(projection, benchmark=None):
+    """`for_projection` that never raises: ([TimeToTrain], [why a device count has none]);
+    ([], [reason]) for a model without an MLPerf benchmark or a batch outside its RCPs."""
     try:
-        benchmark_of(projection["model"], benchmark)
-    except ValueError as e:
-        return [], [str(e)]
-    cells = [SimpleNamespace(devices=c["devices"], images_per_sec=c["images_per_sec"])
-             for c in projection["cells"]]
-    view = SimpleNamespace(model=projection["model"], base_devices=projection["base_devices"],
-                           images_per_sec=projection["images_per_sec"],
-                           batch_size=projection["batch_size"], cells=cells)
-    try:
-        return for_projection(view, benchmark=benchmark,
-                              price_per_device_hour=price_per_device_hour)
+        return for_projection(projection, benchmark=benchmark)
     except ValueError as e:
         return [], [str(e)]

@@ -211,16 +211,15 @@ def projections(prefix, results):
     projected = [r for r in results if r.projection]
     if not projected:
         return []
-    rows = [[page.display(r.model), r.data, str(c["devices"]),
-             number(c["images_per_sec"]), f"{fmt(c['low'])}–{fmt(c['high'])}",
-             number(c["linear"])]
-            for r in projected for c in r.projection["cells"]]
+    rows = [[page.display(r.model), r.data, str(c.devices), number(c.images_per_sec),
+             f"{fmt(c.low)}–{fmt(c.high)}", number(c.linear)]
+            for r in projected for c in r.projection.cells]
     first = projected[0].projection
     return [Section(id=f"{prefix}-projection", kind="table", projection=True,
-                    title=f"Projected, not measured: {first['platform']}",
+                    title=f"Projected, not measured: {first.platform}",
                     columns=["model", "data", "devices", "projected images/sec",
                              "band (no overlap – full overlap)", "linear scaling"],
-                    rows=rows, note=first["label"] + " (docs/projection.md)."),
+                    rows=rows, note=first.label + " (docs/projection.md)."),
             *time_to_train_table(prefix, projected)]
 
 
@@ -230,13 +229,12 @@ def time_to_train_table(prefix, projected):
     projection; [] when none is stored."""
     rows, skipped = [], []
     for r in projected:
-        skipped += [f"{r.model}: {reason}" for reason in r.projection.get("not_estimated", ())]
-        rows += [[page.display(r.model), str(t["devices"]),
-                  str(t["convergence"]["global_batch_size"]),
-                  number(t["minutes"], f"{t['minutes']:.3g}"),
-                  f"{t['minutes_low']:.3g}–{t['minutes_high']:.3g}",
-                  f"{t['train_minutes']:.3g} + {t['eval_minutes']:.3g} ({t['evals']} evals)",
-                  t["convergence"]["source"]] for t in r.projection.get("time_to_train", ())]
+        skipped += [f"{r.model}: {reason}" for reason in r.projection.not_estimated]
+        rows += [[page.display(r.model), str(t.devices), str(t.convergence.global_batch_size),
+                  number(t.minutes, f"{t.minutes:.3g}"),
+                  f"{t.minutes_low:.3g}–{t.minutes_high:.3g}",
+                  f"{t.train_minutes:.3g} + {t.eval_minutes:.3g} ({t.evals} evals)",
+                  t.convergence.source] for t in r.projection.time_to_train]
     if not rows:
         return []
     return [Section(id=f"{prefix}-time-to-train", kind="table", projection=True,

@@ -90,13 +90,13 @@ def test_a_result_gets_a_labelled_projected_column_and_report_section(page):
     record = platforms.get("dgx1_p100")
     expected = [projection.project_cell(219.0, 64, n, "replicated", 4 * 25_557_032, record,
                                         etas[n]).images_per_sec for n in (2, 4, 8)]
-    cells = result.projection["cells"]
-    assert [c["devices"] for c in cells] == [2, 4, 8]
-    assert [c["images_per_sec"] for c in cells] == pytest.approx(expected, rel=1e-12)
-    assert "not measured" in result.projection["label"]
+    cells = result.projection.cells
+    assert [c.devices for c in cells] == [2, 4, 8]
+    assert [c.images_per_sec for c in cells] == pytest.approx(expected, rel=1e-12)
+    assert "not measured" in result.projection.label
     page_md = report.markdown("t", [result], ["resnet50"], [1], ["synthetic"], {})
     section = page_md.split("## Projected, not measured (dgx1_p100)")[1]
-    assert f"| ResNet-50 | synthetic | 8 | {cells[-1]['images_per_sec']:.0f} |" in section
+    assert f"| ResNet-50 | synthetic | 8 | {cells[-1].images_per_sec:.0f} |" in section
     with pytest.raises(ValueError, match=r"`project` \(1\)"):
         attach.attach(result, 1, "dgx1_p100")
 

@@ -345,7 +345,8 @@ def test_the_projector_has_one_default_platform():
     import inspect
     from mlbench import cli
     from mlbench.projector import platforms, throughput, time_to_train
-    assert inspect.signature(throughput.project).parameters["platform"].default == platforms.DEFAULT
+    assert inspect.signature(throughput.project_throughput).parameters["platform"].default == \
+        platforms.DEFAULT
     parsed = [cli.build_parser(only=c).parse_args(a) for c, a in (
         ("project", ["project"]), ("benchmark", ["benchmark"]))]
     assert parsed[0].platform == parsed[1].project_platform == platforms.DEFAULT
