@@ -49,10 +49,10 @@ def run_benchmark(args):
         return print_dry_run(plan.summary())
     result = benchmark(**given)
     if args.project:
-        from mlbench.projector import attach, page_suites
+        from mlbench.projector import attach, page_suites, throughput
         result, projected = attach.attach(result, args.project, args.project_platform,
                                           page_suites.page_suite)
-        print(projected.table())
+        print(throughput.table_of(projected))
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         result_files.write(args.output_dir, result, indent=1)

@@ -4,7 +4,6 @@ global batch, minutes to the MLPerf target (`benchmark --project`, suites)."""
 import dataclasses
 
 from mlbench.projector import throughput, time_to_train
-from mlbench.results.records import StoredProjection
 
 
 def attach(result, up_to, platform, read_suite=None):
@@ -16,10 +15,8 @@ def attach(result, up_to, platform, read_suite=None):
     # minutes to the MLPerf target are stored beside the images/sec they follow from, so
     # that a report reads them from the file instead of running the projector again
     estimates, reasons = time_to_train.estimates_or_reasons(projected)
-    stored = StoredProjection(
-        projected.model, projected.platform, projected.pattern, projected.batch_size,
-        projected.base_devices, projected.images_per_sec, projected.gradient_bytes,
-        list(projected.cells), label=f"projection (not measured): this run's device x n "
-        f"over {projected.platform}'s interconnect", time_to_train=estimates,
+    stored = dataclasses.replace(
+        projected, label=f"projection (not measured): this run's device x n over "
+        f"{projected.platform}'s interconnect", time_to_train=estimates,
         not_estimated=reasons)
     return dataclasses.replace(result, projection=stored), projected

@@ -14,12 +14,11 @@ the low figure) to 1 (full overlap, the high one); the point estimate uses
 OVERLAP. η(n) is the one fitted factor per platform and device count, fitted on
 InceptionV3 only (the most compute-bound model); there is no per-model factor.
 """
-import dataclasses
 from typing import Dict
 
 from mlbench import page
 from mlbench.projector import platforms
-from mlbench.results.records import ProjectedCell
+from mlbench.results.records import ProjectedCell, Projection
 
 OVERLAP = 0.5  # the point estimate: half of the communication hides behind backward
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward (Kaplan et al. 2020)
@@ -152,25 +151,9 @@ def page_etas(platform, read_suite):
 
 # --- projecting a measurement (a BenchmarkResult, a results.json, a figure) -----------
 
-@dataclasses.dataclass
-class Projection:
-    """Projected cells of one model on one platform, from a measurement on `base_devices`."""
-    model: str
-    platform: str
-    pattern: str
-    batch_size: int
-    base_devices: int
-    images_per_sec: float
-    gradient_bytes: int
-    cells: list
-
-    def table(self):
-        return format_table({self.model: self.cells}, self.platform)
-
-    def to_dict(self):
-        return {**{k: v for k, v in dataclasses.asdict(self).items() if k != "cells"},
-                "label": "projection (not measured)",
-                "cells": [dict(dataclasses.asdict(c), error=c.error) for c in self.cells]}
+def table_of(projection):
+    """A Projection as the page's table (devices × the model)."""
+    return format_table({projection.model: projection.cells}, projection.platform)
 
 
 def gradient_bytes_of(model):

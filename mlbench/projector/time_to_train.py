@@ -170,7 +170,8 @@ class ProjectedRun:
     not_estimated: Optional[list] = None  # device counts whose global batch no RCP covers
 
     def text(self):
-        lines = [self.projection.table()]
+        from mlbench.projector import throughput
+        lines = [throughput.table_of(self.projection)]
         if self.calibration is not None:
             c = self.calibration
             lines.append(f"calibrated on 1 and 2 devices ({c.images_per_sec_1:.1f} and "

@@ -5,7 +5,7 @@ inside, written and read only by `mlbench.results.files` (which checks them on r
 |-----------------|--------------------------|---------------------------------------|
 | TrainResult     | <model_dir>/result.json  | Finding                               |
 | BenchmarkResult | <dir>/result.json        | RunStats, Stats, Finding,             |
-|                 |                          | StoredProjection (ProjectedCell,      |
+|                 |                          | Projection (ProjectedCell,            |
 |                 |                          | TimeToTrain, Convergence)             |
 | SuiteResults    | <dir>/results.json       | BenchmarkResult                       |
 | MLPerfResults   | <dir>/results.json       | MLPerfSettings, MLPerfRun, Score      |
@@ -183,11 +183,12 @@ def _m(minutes):
 
 
 @dataclasses.dataclass(frozen=True)
-class StoredProjection:
-    """A benchmark result's projection, stored beside the figures it follows from
-    (`projector.attach`): images/sec on more devices over a platform's interconnect and,
-    where MLCommons' reference points cover the global batch, minutes to the MLPerf
-    target. A projection, never a measurement: `label` says so.
+class Projection:
+    """Projected cells of one model on one platform, from a measurement on `base_devices`
+    (`projector.throughput`); stored in a benchmark result beside the figures it follows
+    from (`projector.attach`), with, where MLCommons' reference points cover the global
+    batch, the minutes to the MLPerf target. A projection, never a measurement: `label`
+    says so.
 
     Attributes:
       pattern: the communication pattern the projector modelled (`projector.throughput`).
@@ -201,9 +202,14 @@ class StoredProjection:
     images_per_sec: float
     gradient_bytes: int
     cells: List[ProjectedCell]
-    label: str
+    label: str = "projection (not measured)"
     time_to_train: List[TimeToTrain] = dataclasses.field(default_factory=list)
     not_estimated: List[str] = dataclasses.field(default_factory=list)
+
+    def to_dict(self):
+        """The projection's JSON, each cell with its error against a measured figure."""
+        return dict(codec.encode(self), cells=[dict(codec.encode(c), error=c.error)
+                                                for c in self.cells])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,7 +247,7 @@ class BenchmarkResult:
     peak_source: str = ""
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     breakdown: Optional[Any] = None
-    projection: Optional[StoredProjection] = None
+    projection: Optional[Projection] = None
     diagnosis: List[Finding] = dataclasses.field(default_factory=list)
     unit: str = "images"  # what one example is: images, sequences (BERT) or examples
 
