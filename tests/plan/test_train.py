@@ -78,6 +78,34 @@ def _package(module):
     return ".".join(module.split(".")[:2])
 
 
+def test_the_top_level_holds_at_most_ten_modules():
+    """Entry points' own modules live in their packages (trainer/, plan/, results/...)."""
+    top = sorted(f for f in os.listdir(PACKAGE) if f.endswith(".py"))
+    assert len(top) <= 10, top
+
+
+def test_per_benchmark_facts_are_read_from_the_benchmark_records():
+    """No module outside mlperf/benchmarks.py keys a fact by an MLPerf benchmark's name:
+    no `== "bert"`, no {"resnet": ...}, no [...]["resnet"] (docstrings may name them)."""
+    names = {"resnet", "bert"}
+
+    def keyed(node):
+        if isinstance(node, ast.Compare):
+            return any(isinstance(c, ast.Constant) and c.value in names
+                       for c in [node.left, *node.comparators])
+        if isinstance(node, ast.Dict):
+            return any(isinstance(k, ast.Constant) and k.value in names for k in node.keys)
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+            node.slice.value in names
+    # (plan/ and models/ compare model input kinds, where "bert" is a kind, not a benchmark)
+    for folder in ("projector", "mlperf", "cli", "reporting", "bench", "trainer"):
+        for name in os.listdir(os.path.join(PACKAGE, folder)):
+            path = os.path.join(PACKAGE, folder, name)
+            if name.endswith(".py") and path != os.path.join(PACKAGE, "mlperf", "benchmarks.py"):
+                tree = ast.parse(open(path).read())
+                assert not [n.lineno for n in ast.walk(tree) if keyed(n)], path
+
+
 def test_package_graph_has_no_cycle():
     """Every arrow between packages points one way (imports inside functions count)."""
     graph = module_imports()
