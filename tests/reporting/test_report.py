@@ -179,33 +179,3 @@ def test_a_directory_without_results_is_refused_before_writing(tmp_path):
     with pytest.raises(ValueError, match="no directory holding results.json or result.json"):
         mlbench.report([str(tmp_path)], str(tmp_path / "out" / "r.html"))
     assert not (tmp_path / "out").exists()
-
-
-def test_result_files_have_one_owner_that_stamps_and_reads_them(tmp_path):
-    """Each kind is written stamped and read back as that kind; an older file without the
-    stamp is recognised by its fields; asking for another kind names what was found."""
-    from mlbench.results import files as result_files
-    from mlbench.results import records
-    run_set = records.MLPerfResults(records.MLPerfSettings("resnet"), "open", [],
-                                    records.Score(None, 0, 5, False, "no runs"))
-    path = result_files.write(str(tmp_path), run_set)
-    assert path == str(tmp_path / "results.json")
-    assert result_files.read(str(tmp_path)) == ("mlperf", str(tmp_path), run_set)  # round trip
-    with pytest.raises(ValueError, match="holds a mlperf result, not benchmark"):
-        result_files.read(str(tmp_path), "benchmark")
-    older = tmp_path / "old"
-    older.mkdir()
-    written = {"final_metrics": {"top1": 0.5}, "steps": 3, "reached_target": False,
-               "time_to_quality_s": None, "examples_per_second": 10.0, "history": [],
-               "config": {}, "ran": {}, "model_dir": None}  # no kind, no schema: older
-    (older / "result.json").write_text(json.dumps(written))
-    kind, folder, stored = result_files.read(str(older))
-    assert (kind, folder, stored.steps, stored.final_metrics) == ("train", str(older), 3,
-                                                                  {"top1": 0.5})
-    del written["history"]  # a field the record needs: named, never filled in
-    (older / "result.json").write_text(json.dumps(written))
-    with pytest.raises(result_files.MalformedResult, match="'history' is missing"):
-        result_files.read(str(older))
-    assert result_files.read_if_present("train", str(tmp_path / "none")) is None
-    with pytest.raises(TypeError, match="none of the result records"):
-        result_files.write(str(tmp_path), {"kind": "mlperf"})
