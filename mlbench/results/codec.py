@@ -1,6 +1,6 @@
 """Records ⇄ JSON values, driven by the records' own type hints.
 
-`dataclasses.asdict` writes a record; `decode(Record, value)` rebuilds it, nested records
+`encode(record)` writes a record; `decode(Record, value)` rebuilds it, nested records
 included (a field typed `Stats` becomes a `Stats`, `List[RunStats]` a list of them).
 Written here because neither the standard library nor TensorFlow's stack decodes nested
 dataclasses; a field missing from an older file takes its default, a field this mlbench

@@ -21,7 +21,9 @@ from mlbench.results import codec, records
 
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
          "mlperf": "results.json"}
-SCHEMA = 1  # written with every file; a reader refuses a newer one it cannot know
+# written with every file; a reader refuses a newer one it cannot know. 2: a history
+# record's learning rate is `learning_rate` (1 wrote `lr`, still read).
+SCHEMA = 2
 RESULT_KINDS = tuple(FILES)
 RECORDS = {"train": records.TrainResult, "benchmark": records.BenchmarkResult,
            "suite": records.SuiteResults, "mlperf": records.MLPerfResults}

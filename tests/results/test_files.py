@@ -42,7 +42,8 @@ def test_a_newer_schema_and_a_wrong_type_are_refused_by_name(tmp_path):
     path = result_files.write(str(tmp_path), run_set)
     data = json.loads(open(path).read())
     open(path, "w").write(json.dumps(dict(data, schema=result_files.SCHEMA + 1)))
-    with pytest.raises(result_files.MalformedResult, match="schema 2; this mlbench reads"):
+    with pytest.raises(result_files.MalformedResult,
+                       match=f"schema {result_files.SCHEMA + 1}; this mlbench reads"):
         result_files.read(path)
     open(path, "w").write(json.dumps(dict(data, runs={"0": 1})))
     with pytest.raises(result_files.MalformedResult, match="field 'runs' is an object"):
