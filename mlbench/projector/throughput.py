@@ -18,7 +18,7 @@ from typing import Dict
 
 from mlbench import page
 from mlbench.projector import platforms
-from mlbench.results.records import ProjectedCell, Projection
+from mlbench.results.projection import ProjectedCell, Projection
 
 OVERLAP = 0.5  # the point estimate: half of the communication hides behind backward
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward (Kaplan et al. 2020)

@@ -23,7 +23,7 @@ from typing import Optional
 
 from mlbench.mlperf import benchmarks
 from mlbench.mlperf import rcp as rcp_lib
-from mlbench.results.records import Convergence, TimeToTrain
+from mlbench.results.projection import Convergence, TimeToTrain
 
 FORWARD_SPEEDUP = 3.0  # training FLOPs ≈ 3 × forward (Kaplan et al. 2020): stated, not measured
 DEFAULT_RULESET = "1.0.0"

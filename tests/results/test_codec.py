@@ -3,21 +3,21 @@ import json
 
 import pytest
 
-from mlbench.results import codec, records
+from mlbench.results import codec, projection, records
 from mlbench.training.cadence import Cadence
 
 
 def benchmark_result():
     run = records.RunStats(100.0, 2.0, 1.5, 98.0, 3, [0.08, 0.08, 0.08])
-    cell = records.ProjectedCell(2, 190.0, 150.0, 200.0, 200.0, 0.1, 0.01, 0.0, 0.0)
-    projection = records.Projection("mlp", "dgx1_p100", "replicated", 8, 1, 98.0, 400,
-                                    [cell])
+    cell = projection.ProjectedCell(2, 190.0, 150.0, 200.0, 200.0, 0.1, 0.01, 0.0, 0.0)
+    projected = projection.Projection("mlp", "dgx1_p100", "replicated", 8, 1, 98.0, 400,
+                                      [cell])
     finding = records.Finding("input", "ok", "compute-bound", "fed", {"rate": 1.0})
     return records.BenchmarkResult(
         model="mlp", batch_size=8, num_devices=1, data="synthetic",
         variable_update="replicated", runs=[run],
         images_per_sec=records.Stats(98.0, 0.0, 98.0, 98.0, 1), compile_s=0.5,
-        ran={"precision": "float32"}, projection=projection, diagnosis=[finding])
+        ran={"precision": "float32"}, projection=projected, diagnosis=[finding])
 
 
 def test_nested_records_survive_a_json_round_trip():
@@ -26,7 +26,7 @@ def test_nested_records_survive_a_json_round_trip():
                          json.loads(json.dumps(codec.encode(result))))
     assert again == result
     assert isinstance(again.runs[0], records.RunStats)
-    assert isinstance(again.projection.cells[0], records.ProjectedCell)
+    assert isinstance(again.projection.cells[0], projection.ProjectedCell)
     assert again.projection.cells[0].error is None  # a property, not a stored field
 
 
