@@ -1,13 +1,39 @@
-"""The diagnosis of a train run: what the runner measures around the loop, and the
-findings it makes of them."""
-import contextlib
+"""The diagnosis of a train run, a listener of its events (`RunDiagnosis`): what it
+measures before the run, the divergence it names when the run fails, and the findings
+it makes of the run's outcome."""
 
 from mlbench.plan import parts as parts_lib
 from mlbench.diagnosis import compile as compile_lib
 from mlbench.diagnosis import numerics, pipeline
 from mlbench.distribute import strategies
 from mlbench.training.loop import DivergenceError
+from mlbench.training.callbacks import Callback
 from mlbench.training.checkpoints import latest_checkpoint
+
+
+class RunDiagnosis(Callback):
+    """Observes a train run: when it is configured, the input pipeline is timed alone
+    and (a fresh run) the weights a divergence replay starts from are kept on the host;
+    when the run fails by diverging, the error gets its first non-finite tensor named;
+    `findings(outcome)` reads the finished run."""
+    raises_as_the_run = True  # a corrupt shard met while timing is the run's own error
+
+    def __init__(self, plan, parts):
+        self.plan, self.parts = plan, parts
+        self.timed_pipeline, self.start_state = None, None
+
+    def on_configured(self, info):
+        self.timed_pipeline = time_host_pipeline(self.plan)
+        # a resumed run replays a divergence from its checkpoint: no host copy needed
+        if not self.parts.resumed_from:
+            self.start_state = numerics.snapshot(self.parts.step.state_variables())
+
+    def on_run_error(self, error):
+        if isinstance(error, DivergenceError):
+            _name_divergence(error, self.plan, self.parts, self.start_state)
+
+    def findings(self, outcome):
+        return findings(self.plan, self.parts.step, outcome, self.timed_pipeline)
 
 
 def time_host_pipeline(plan):
@@ -45,19 +71,10 @@ def findings(plan, step, outcome, timed_pipeline):
     return found
 
 
-@contextlib.contextmanager
-def divergence_named(plan, parts, start_state):
-    """A DivergenceError leaving the block gets its first non-finite tensor named: the
-    steps since the last finite state (the newest checkpoint, else the run's start) are
-    replayed on the same batches with numeric checks on."""
-    try:
-        yield
-    except DivergenceError as error:
-        _name_divergence(error, plan, parts, start_state)
-        raise
-
-
 def _name_divergence(error, plan, parts, start_state):
+    """The steps since the last finite state (the newest checkpoint, else the run's start)
+    replayed on the same batches with numeric checks on: the error names the first
+    non-finite tensor."""
     if start_state is not None:
         numerics.restore(start_state)
     checkpoint = latest_checkpoint(plan.directory.model_dir)

@@ -20,7 +20,6 @@ from mlbench.plan import rundir
 from mlbench.machine import environment
 from mlbench.data.tfrecords import locate_corruption
 from mlbench.diagnosis import lines as diagnosis_lines
-from mlbench.diagnosis import numerics
 from mlbench.diagnosis import run as diagnosis_run
 from mlbench.distribute import cluster, heartbeat, strategies
 from mlbench.plan import parts as parts_lib
@@ -118,14 +117,11 @@ def _run(plan, callbacks, progress, model_dir):
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
-    with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
-        timed_pipeline = diagnosis_run.time_host_pipeline(plan)
-    # a resumed run replays a divergence from its checkpoint: no host copy needed
-    start_state = None if parts.resumed_from else numerics.snapshot(
-        parts.step.state_variables())
     config = _loop_config(plan, parts, log, progress)
     beat = heartbeat.for_this_task()  # under `mlbench launch`: the launcher reads it
-    listeners = callbacks_lib.for_run(list(callbacks or ()) + _keep_best(plan, parts, model_dir)
+    diagnosis = diagnosis_run.RunDiagnosis(plan, parts)
+    listeners = callbacks_lib.for_run([diagnosis] + list(callbacks or ())
+                                      + _keep_best(plan, parts, model_dir)
                                       + ([beat] if beat else []))
     listeners.set_model(parts.model)
     loop = Loop(config, parts.step, parts.train_inputs, parts.make_eval,
@@ -135,14 +131,14 @@ def _run(plan, callbacks, progress, model_dir):
         gin_config.write(model_dir)
         rundir.write(model_dir, plan)
         write_hparams(model_dir, plan)
-    loop.callbacks.on_configured(configured_info(plan))
-    with _causes_named(plan), diagnosis_run.divergence_named(plan, parts, start_state):
+    with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
+        loop.callbacks.on_configured(configured_info(plan))
         outcome = loop.run()
     gin_config.write_operative(model_dir)
     ran = parts_lib.ran(plan, parts.step, optimizer=plan.objective.optimizer_hparams.recorded())
     earlier = stored.history if stored is not None else []
-    diagnosis = diagnosis_run.findings(plan, parts.step, outcome, timed_pipeline)
-    result = _result(outcome, parts, plan, ran, model_dir, earlier, diagnosis)
+    result = _result(outcome, parts, plan, ran, model_dir, earlier,
+                     diagnosis.findings(outcome))
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)
     return result

@@ -47,6 +47,9 @@ class Callback:
     checkpoint is written and `TrainResult.status` is 'stopped'.
     """
     model = None
+    # mlbench's own listeners whose errors are the run's own (the diagnosis meeting a
+    # corrupt shard): raised as they are, not wrapped as a CallbackError of user code
+    raises_as_the_run = False
 
     def set_model(self, model):
         self.model = model
@@ -78,6 +81,10 @@ class Callback:
     def on_run_stop(self, reached_target):
         """The run ended (finished, stopped, interrupted or failed)."""
 
+    def on_run_error(self, error):
+        """The run failed with `error` (after `on_run_stop`); the error is raised after
+        every callback saw it, and a callback may add to what it says."""
+
 
 class CallbackError(RuntimeError):
     """A callback raised: the run failed, and the error names the callback and event."""
@@ -96,6 +103,8 @@ def call_each(callbacks, event, *args):
         except CallbackError:
             raise  # named already (a Keras callback inside KerasCallbacks)
         except Exception as e:  # any error of a user's code fails the run, named
+            if getattr(callback, "raises_as_the_run", False):  # Keras callbacks have none
+                raise
             raise CallbackError(callback, event, e) from e
 
 
@@ -139,6 +148,9 @@ class CallbackList(Callback):
 
     def on_run_stop(self, reached_target):
         self._each("on_run_stop", reached_target)
+
+    def on_run_error(self, error):
+        self._each("on_run_error", error)
 
 
 def epoch_logs(blocks, learning_rate, metrics=None, train_metrics=None):

@@ -136,8 +136,9 @@ class Loop:
         try:
             with StopRequests() as stop:
                 step = self._train(state, timing, run_start, stop)
-        except Exception:  # divergence, corrupt data, a lost worker: the run is aborted
+        except Exception as error:  # divergence, corrupt data, a lost worker: aborted
             self.callbacks.on_run_stop(False)
+            self.callbacks.on_run_error(error)
             raise
         self.callbacks.on_run_stop(state.reached)
         for writer in self.writers.values():
