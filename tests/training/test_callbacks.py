@@ -142,3 +142,28 @@ def test_keras_3_monitors_in_auto_mode_learn_which_way_mlbenchs_metrics_improve(
 def keras_history_of(tmp_path):
     import json
     return keras_history(json.loads((tmp_path / "run" / "result.json").read_text())["history"])
+
+
+def test_a_failed_run_is_told_after_its_stop_with_the_divergence_named(tmp_path):
+    """`on_run_error` comes after `on_run_stop(False)`, with the error the run raises; the
+    diagnosis (a listener itself) has named the first non-finite tensor in it by then."""
+    from mlbench.training.loop import DivergenceError
+
+    class Seen(mlbench.Callback):
+        def __init__(self):
+            self.events = []
+
+        def on_run_stop(self, reached_target):
+            self.events.append(("stop", reached_target))
+
+        def on_run_error(self, error):
+            self.events.append(("error", error))
+    seen = Seen()
+    with pytest.raises(DivergenceError) as raised:
+        mlbench.train(model="simple_cnn", data="digits", model_options={"image_size": 8},
+                      global_batch_size=32, train_steps=20, steps_per_loop=10,
+                      precision="float32", learning_rate=1e30, callbacks=[seen],
+                      verbose=False)
+    assert [e[0] for e in seen.events] == ["stop", "error"] and seen.events[0][1] is False
+    assert seen.events[1][1] is raised.value
+    assert raised.value.finding.verdict == "diverged" and "a replay from step 0" in str(raised.value)
