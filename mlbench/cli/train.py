@@ -45,7 +45,7 @@ def run_train(args):
     if args.export_dir:
         result.export(args.export_dir)
         print(f"exported to {args.export_dir}")
-    target = result.config.get("target")
+    target = result.arguments.get("target")
     return EXIT_OK if result.reached_target or not target else EXIT_TARGET
 
 

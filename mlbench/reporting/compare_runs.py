@@ -99,7 +99,7 @@ def _figure(value):
 
 def steps_to_target(result):
     """The step of the run's first eval meeting its target (None: not reached)."""
-    target = result.config.get("target") or {}
+    target = result.arguments.get("target") or {}
     for record in result.history:
         metrics = record.get("metrics")
         if metrics and target and all(metrics.get(k, -math.inf) >= v for k, v in target.items()):

@@ -41,7 +41,7 @@ def load(path):
     if kind == "benchmark":
         return Source("benchmark", folder, f"{record.model} benchmark", record, [record])
     if kind == "train":
-        return Source("train", folder, f"{record.config.get('model', 'train')} run", record)
+        return Source("train", folder, f"{record.arguments.get('model', 'train')} run", record)
     return Source("mlperf", folder, f"MLPerf {record.settings.benchmark}", record)
 
 

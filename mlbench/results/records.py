@@ -258,7 +258,8 @@ class TrainResult:
       examples_per_second: training throughput, compile and warm-up excluded.
       history: one dict per block of steps (step, loss, learning_rate, wall_time_s,
         examples_per_second, metrics at evals).
-      config: the resolved arguments of the run.
+      arguments: the run's arguments as recorded (`TrainArguments.recorded()`; the file
+        keeps them under its older key, 'config').
       ran: what actually ran (precision, jit_compile, strategy, replicas, micro-batches).
       model_dir: where checkpoints, summaries and configs went.
       compile_s: time of the first (tracing/compiling) step.
@@ -288,7 +289,7 @@ class TrainResult:
     steps: int
     examples_per_second: Optional[float]
     history: List[dict]
-    config: Dict[str, Any]
+    arguments: Dict[str, Any] = dataclasses.field(metadata={"key": "config"})
     ran: Dict[str, Any]
     model_dir: Optional[str]
     compile_s: float = 0.0

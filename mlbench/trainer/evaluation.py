@@ -124,7 +124,7 @@ def load(model_dir, checkpoint=None, model=None, data=None):
     stored = result_files.read_if_present("train", model_dir) or TrainResult(
         model=None, status="running", steps=step_of(path), final_metrics={},
         reached_target=False, time_to_quality_s=None, examples_per_second=None,
-        history=[], config=record.arguments, ran={"precision": record.precision},
+        history=[], arguments=record.arguments, ran={"precision": record.precision},
         model_dir=model_dir)
     return stored.with_model(parts.model, parts.optimizer, loaded_from=model_dir,
                              restored_from=path, input_spec=record.input_spec)

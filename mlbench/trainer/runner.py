@@ -264,7 +264,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         time_to_quality_note=note, resumed_from_step=parts.resumed_from_step,
         steps=outcome.steps, examples_per_second=outcome.examples_per_second,
         history=list(earlier_history) + outcome.history,
-        config=plan.arguments.recorded(), ran=ran,
+        arguments=plan.arguments.recorded(), ran=ran,
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
         status=_status(outcome), planned_steps=plan.cadence.train_steps,

@@ -102,4 +102,4 @@ def train_record(examples_per_second, history):
     return records.TrainResult(model=None, final_metrics={}, reached_target=False,
                                time_to_quality_s=None, steps=len(history),
                                examples_per_second=examples_per_second, history=history,
-                               config={}, ran={}, model_dir=None)
+                               arguments={}, ran={}, model_dir=None)

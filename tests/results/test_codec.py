@@ -51,7 +51,7 @@ def test_a_field_keyed_otherwise_in_the_file_and_fields_left_out():
     assert codec.decode(records.RunRecord, json.loads(json.dumps(data))) == record
     train = records.TrainResult(model=object(), final_metrics={}, reached_target=False,
                                 time_to_quality_s=None, steps=1, examples_per_second=None,
-                                history=[], config={}, ran={}, model_dir=None,
+                                history=[], arguments={}, ran={}, model_dir=None,
                                 optimizer=object())
     written = codec.encode(train)
     assert "model" not in written and "optimizer" not in written

@@ -37,7 +37,7 @@ def stored(steps, status="finished", reached_target=False, final_metrics=None,
     """A stored result.json's record with what `finished` reads."""
     return TrainResult(model=None, final_metrics=final_metrics or {},
                        reached_target=reached_target, time_to_quality_s=None, steps=steps,
-                       examples_per_second=None, history=[], config={}, ran={},
+                       examples_per_second=None, history=[], arguments={}, ran={},
                        model_dir=None, status=status, planned_steps=planned_steps)
 
 
@@ -113,7 +113,7 @@ def test_a_stored_result_is_used_only_for_the_checkpoint_it_belongs_to(plan, tmp
 def test_summary_line():
     result = TrainResult(model=None, optimizer=None, final_metrics={"top1": 0.912345},
                          reached_target=True, time_to_quality_s=12.34, steps=40,
-                         examples_per_second=1234.56, history=[], config={}, model_dir=None,
+                         examples_per_second=1234.56, history=[], arguments={}, model_dir=None,
                          ran={"precision": "float32", "optimizer": {"lr": 1}})
     assert runner.format_summary(result) == (
         "RESULT reached_target=True time_to_quality=12.3s steps=40 examples/sec=1234.6 "
