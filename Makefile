@@ -17,11 +17,12 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(PY) -m mlbench train --gin_file=gin/cpu/mnist_cnn.gin --model_dir=runs/mnist_cnn
 
-# Two workers (pytest-xdist), one test file each at a time (`--dist loadfile`: a file's
-# module fixtures are built once): most tests wait on a single-threaded TensorFlow start,
-# trace or subprocess, so two of them share the 2 cores of a CI machine well.
+# Two workers (pytest-xdist), one test file each at a time (`--dist loadgroup`: a file's
+# module fixtures are built once, and the multi-process tests, grouped by their mark, run
+# one after another on one worker): most tests wait on a single-threaded TensorFlow
+# start, trace or subprocess, so two of them share the 2 cores of a CI machine well.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile --durations=15 tests
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" -n 2 --dist loadgroup --durations=15 tests
 
 test-slow: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow --durations=15 tests

@@ -75,3 +75,13 @@ def digit_arrays():
     """The bundled digits split as a user would hold them: ((x, y) train, (x, y) eval)."""
     from mlbench.data.bundled import digits_arrays, split
     return split(*digits_arrays(), eval_fraction=0.2)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """`make test`'s two workers (`--dist loadgroup`) take one test file at a time, so a
+    file's module fixtures are built once; a file that marks its own group (the
+    multi-process tests) shares that group's worker and turn."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(os.path.relpath(str(item.path), REPO)))

@@ -6,9 +6,15 @@ import random
 import socket
 import subprocess
 
+import pytest
 import yaml
 
 from harness import mlbench_process, mlbench_started
+
+# Multi-process tests run one at a time on one `make test` worker (pytest-xdist's
+# loadgroup): two at once, each with its TensorFlow processes, starved a 2-core machine
+# until a chief failed to create a thread (in two of six runs).
+pytestmark = pytest.mark.xdist_group("multi_process")
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 TRAIN = ["train", "--cluster=slurm", "--model=simple_cnn", "--data=digits",

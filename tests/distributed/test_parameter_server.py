@@ -11,6 +11,11 @@ import mlbench
 from conftest import REPO
 from harness import mlbench_process
 
+# Multi-process tests run one at a time on one `make test` worker (pytest-xdist's
+# loadgroup): two at once, each with its TensorFlow processes, starved a 2-core machine
+# until a chief failed to create a thread (in two of six runs).
+pytestmark = pytest.mark.xdist_group("multi_process")
+
 SCRIPT = os.path.join(REPO, "tests", "distributed", "ps_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
