@@ -20,7 +20,7 @@ from mlbench.models import own
 from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 from mlbench.distribute import cluster
-from mlbench.training import checkpoints
+from mlbench.training import checkpoints, matching
 from mlbench.training.checkpoints import latest_checkpoint
 from mlbench.training.step import TrainStep
 
@@ -76,7 +76,8 @@ def build(plan, log=None):
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     resumed_from = _restore(checkpoint, plan, log or logging.getLogger("mlbench").warning)
     if not resumed_from and plan.directory.init_checkpoint:
-        _warm_start(model, plan.directory.init_checkpoint)
+        _warm_start(model, plan.directory.init_checkpoint,
+                    log or logging.getLogger("mlbench").warning)
     done = int(optimizer.iterations.numpy())
     make_eval = (lambda: eval_inputs(plan, coordinator)) if plan.has_eval else None
     return Parts(model, optimizer, task, step, checkpoint,
@@ -143,10 +144,9 @@ def _model_and_optimizer(plan):
             model = _build_model(plan)
         optimizer = _optimizer(plan.objective, model)
         optimizer = precision_lib.wrap_optimizer(optimizer, precision)
-        if keras3.is_optimizer(optimizer):
-            # Keras 3 makes its slots (and loss scale) in `build`: here, under the
-            # strategy's scope, not on the first step inside the compiled function
-            optimizer.build(model.trainable_variables)
+        # slots (and a loss scale) made here, under the strategy's scope, not on the first
+        # step inside the compiled function: a resume matches and restores all of them
+        optimizers.build_variables(optimizer, model.trainable_variables)
     return model, optimizer
 
 
@@ -164,28 +164,43 @@ def _restore(checkpoint, plan, log):
 
     The chief first repairs the bookkeeping (`checkpoints.recover`: half-written folders,
     a lost state file) and sets aside a newest checkpoint that does not read back whole;
-    other workers restore what the state file names."""
+    other workers restore what the state file names. Every variable of the model and the
+    optimizer (slots, step, loss scale) is matched, by key and shape, before any value is
+    assigned: a checkpoint of another model or configuration is refused
+    (`matching.CheckpointMismatch`), never half restored."""
     model_dir = plan.directory.model_dir
-    if not plan.directory.resume or not model_dir:
+    if not plan.directory.resume or not model_dir or not latest_checkpoint(model_dir):
         return None
-    # Optimizer slots are restored when the first step creates them; a run that only
-    # reports its stored result creates none, and that is expected.
+    # once per worker, before the candidates: reading a sync-on-read variable to write it
+    # is a collective under MultiWorkerMirroredStrategy, so every worker writes it once
+    expected = matching.expected_state(checkpoint)
+
     def restore(path):
-        checkpoint.restore(path).expect_partial()
+        matching.check_state(expected, path, _resume_way_out(model_dir, path))
+        checkpoint.restore(path).assert_existing_objects_matched()
     if not cluster.is_chief():
         latest = latest_checkpoint(model_dir)
-        if latest:
-            restore(latest)
+        restore(latest)
         return latest
     checkpoints.recover(model_dir, log)
     return checkpoints.restore_newest_intact(model_dir, restore, log)
 
 
-def _warm_start(model, path):
-    """Model weights only: Model Garden pretrainer items (encoder, masked_lm) or mlbench's
-    (`plan.checks` made sure the checkpoint exists)."""
+def _resume_way_out(model_dir, path):
+    return (f"A model_dir holds one run: give another `model_dir` for a new run, or, to "
+            f"fine-tune from this one, a new `model_dir` with `init_checkpoint={path}` "
+            f"(the model's weights only). {model_dir} was left as it was.")
+
+
+def _warm_start(model, path, log):
+    """Model weights only, deliberately partial (the optimizer and the step start fresh):
+    Model Garden pretrainer items (encoder, masked_lm) or mlbench's `model`, each weight
+    matched by key and shape first (`plan.checks` made sure the checkpoint exists)."""
     items = getattr(model, "checkpoint_items", None) or {"model": model}
-    tf.train.Checkpoint(**items).read(path).expect_partial()
+    count = matching.restore_items(items, path, "Give a checkpoint of the same model (same "
+                                   "layers, widths and options), or no `init_checkpoint`.")
+    log(f"warm start from {path}: {count} weight(s) of {', '.join(items)} restored; the "
+        "optimizer and the step start fresh")
 
 
 def adapt_images(input_shape):

@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import json
 import os
+import time
 
 from mlbench.data import specs
 from mlbench.files import write_json
@@ -19,6 +20,9 @@ from mlbench.results import codec
 from mlbench.results.records import InputSpec, ModelReference, RunRecord
 
 FILE = "run.json"
+# run.json's schema: 2 adds the run's identity (what a resume may not change); a reader
+# refuses a newer one by name rather than half-read it.
+SCHEMA = 2
 # Arguments whose value is data or code: recorded by name when they have one.
 REBUILT = ("model", "data", "eval_data", "loss", "metrics")
 
@@ -73,28 +77,68 @@ def rebuild_record(arguments, info, model_plan, precision, element_spec=None):
                      [k for k in REBUILT[1:] if not _named(getattr(arguments, k))], spec)
 
 
-def write(model_dir, plan):
+def write(model_dir, plan, log):
     """Writes run.json (the record, the run's arguments and its cadence: the sidecar knows
-    from it which checkpoints the run writes) into `model_dir`."""
+    from it which checkpoints the run writes) into `model_dir`. A malformed run.json
+    already there is moved aside (`run.json.bad-<time>`), said with `log`, never lost."""
     if model_dir and plan.rebuild is not None:
+        _set_aside_if_malformed(model_dir, log)
         record = dataclasses.replace(plan.rebuild, arguments=plan.arguments.recorded(),
-                                     cadence=plan.cadence)
+                                     cadence=plan.cadence, schema=SCHEMA)
         write_json(os.path.join(model_dir, FILE), codec.encode(record), indent=1)
 
 
+def _set_aside_if_malformed(model_dir, log):
+    path = os.path.join(model_dir, FILE)
+    try:
+        read_sound(model_dir)
+    except MalformedRunRecord as e:
+        aside = f"{path}.bad-{time.strftime('%Y%m%dT%H%M%S')}"
+        os.replace(path, aside)
+        log(f"{e.reason}: moved it to {aside} (kept for inspection) and wrote a new one; "
+            "the checkpoints' variables were matched against this run")
+
+
+class MalformedRunRecord(ValueError):
+    """A run.json that is not one (truncated or garbled), naming the path and the fault."""
+
+    def __init__(self, path, fault):
+        self.reason = f"{path!r} is not a well-formed run record ({fault})"
+        super().__init__(f"{self.reason}: a truncated or garbled run.json; the run that "
+                         "wrote it must start again.")
+
+
 def read(model_dir):
-    """The RunRecord of `model_dir`'s run.json; refused, naming the path, when there is none
-    or it is not one."""
+    """The RunRecord of `model_dir`'s run.json; refused, naming the path, when there is none,
+    it is not one, or a newer mlbench wrote it."""
     path = os.path.join(model_dir or "", FILE)
     if not model_dir or not os.path.exists(path):
         raise ValueError(f"`model_dir` ({model_dir!r}) holds no mlbench run (no {FILE}; runs "
                          "write it when they start): give the model_dir of a train run.")
+    return read_sound(model_dir)
+
+
+def read_sound(model_dir):
+    """The RunRecord of `model_dir`'s run.json, or None when there is none.
+
+    Raises:
+      MalformedRunRecord: bad JSON, or a field missing or of the wrong kind.
+      ValueError: a run.json of a newer schema (a newer mlbench wrote it).
+    """
+    path = os.path.join(model_dir, FILE)
+    if not os.path.exists(path):
+        return None
     try:
         with open(path) as f:
-            return codec.decode(RunRecord, json.load(f))
+            value = json.load(f)
+        record = codec.decode(RunRecord, value)
     except ValueError as e:  # bad JSON, or a field missing or of the wrong kind
-        raise ValueError(f"{path!r} is not a well-formed run record ({e}): a truncated or "
-                         "garbled run.json; the run that wrote it must start again.") from None
+        raise MalformedRunRecord(path, e) from None
+    if record.schema > SCHEMA:
+        raise ValueError(f"{path!r} was written by a newer mlbench (run.json schema "
+                         f"{record.schema}; this mlbench reads up to {SCHEMA}): upgrade "
+                         "mlbench to resume or read this run, or give another `model_dir`.")
+    return record
 
 
 def model_argument(record, model=None):

@@ -9,7 +9,7 @@ from mlbench.plan.arguments import TrainArguments
 from mlbench import models
 from mlbench.plan import rundir
 from mlbench.distribute import strategies
-from mlbench.plan import checks, resolvers
+from mlbench.plan import checks, resolvers, same_run
 from mlbench.plan import objective as objective_lib
 from mlbench.plan.record import Cadence, RunDirectory, RunPlan
 from mlbench.reprs import short
@@ -98,7 +98,7 @@ def resolve(arguments):
                                                         objective.metrics) else ()
     checks.check_monitors(a.callbacks, produced, source, trained)
     numerics = resolvers.numerics(info, a.precision, a.jit_compile)
-    return RunPlan(
+    plan = RunPlan(
         mode="train", model=model, source=source,
         distribution=resolvers.distribution(info, strategy, a.global_batch_size,
                                             a.gradient_accumulation_steps),
@@ -112,6 +112,10 @@ def resolve(arguments):
         arguments=a,
         rebuild=rundir.rebuild_record(a, info, model, numerics.precision,
                                       getattr(source, "train_element_spec", None)))
+    plan = dataclasses.replace(plan, rebuild=dataclasses.replace(
+        plan.rebuild, identity=same_run.identity(plan)))
+    same_run.check(plan)
+    return plan
 
 
 def _sized(info, model_options):

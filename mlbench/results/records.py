@@ -225,6 +225,29 @@ class ModelReference:
 
 
 @dataclasses.dataclass(frozen=True)
+class RunIdentity:
+    """What makes a run this run: a resume into its model_dir must not change any of it
+    (`plan.same_run`). Values as resolved (the precision `auto` picked, the optimizer's
+    rate and settings); None where the value was an object with no name (your model
+    instance, arrays), which the checkpoint's variables then vouch for alone."""
+    model: Optional[str]
+    model_options: Dict[str, Any]
+    num_classes: Optional[int]
+    data: Optional[str]
+    data_options: Dict[str, Any]
+    global_batch_size: int
+    gradient_accumulation_steps: int
+    precision: str
+    optimizer: Dict[str, Any]
+    loss: Any
+    metrics: Any
+    label_smoothing: float
+    strategy: str
+    replicas: int
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True)
 class RunRecord:
     """A run directory's run.json, written when the run starts (`plan.rundir`).
 
@@ -233,6 +256,8 @@ class RunRecord:
         cannot be rebuilt from the record; loading asks for them by name.
       arguments: the run's arguments as recorded (`TrainArguments.recorded()`).
       cadence: the run's length, evals and checkpoints (the sidecar's schedule).
+      identity: what a resume may not change (None in files of schema 1).
+      schema: the file's schema (`plan.rundir.SCHEMA`); 1 for files written without one.
     """
     model: ModelReference
     precision: str
@@ -240,6 +265,8 @@ class RunRecord:
     input_spec: Optional[InputSpec] = None
     arguments: Dict[str, Any] = dataclasses.field(default_factory=dict)
     cadence: Optional[Cadence] = None
+    identity: Optional[RunIdentity] = None
+    schema: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,6 +298,8 @@ class TrainResult:
         length reports this result); or 'interrupted' (SIGINT/SIGTERM: checkpointed,
         resumable).
       planned_steps: the run's length in steps as asked (`steps` may be fewer).
+      budgets: every length in steps this run was asked for, in order, when a resume
+        changed it (`[200, 300]`: started for 200 steps, resumed for 300); else empty.
       restored_from: the checkpoint `mlbench.load` restored the model from.
       environment: the machine and stack the run trained on (as benchmark results record:
         machine, CPU, cores, accelerator, TensorFlow and CUDA build, mlbench's git hash).
@@ -301,6 +330,7 @@ class TrainResult:
     status: str = "finished"
     loaded_from: Optional[str] = None
     planned_steps: Optional[int] = None
+    budgets: List[int] = dataclasses.field(default_factory=list)
     restored_from: Optional[str] = None
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     diagnosis: List[Finding] = dataclasses.field(default_factory=list)

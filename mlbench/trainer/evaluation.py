@@ -25,7 +25,7 @@ from mlbench.plan.arguments import train_defaults
 from mlbench.files import write_json
 from mlbench.plan.parts import build
 from mlbench.results.records import TrainResult
-from mlbench.training import checkpoints
+from mlbench.training import checkpoints, matching
 
 EVALUATIONS = "evaluations"
 SIDECAR = "validation_sidecar"  # TensorBoard run of the sidecar evaluator
@@ -83,8 +83,9 @@ def step_of(path):
 
 
 def _restore(parts, path):
-    # Optimizer slots are restored when a step creates them; evaluation creates none.
-    parts.checkpoint.restore(path).expect_partial()
+    # the model's weights alone, each matched (evaluation needs no optimizer state)
+    matching.restore_items({"model": parts.model}, path, "Evaluate a checkpoint of the "
+                           "run that wrote this model_dir's run.json.")
 
 
 def _newest_intact(model_dir, parts, checkpoint, path):

@@ -117,6 +117,10 @@ def _run(plan, callbacks, progress, model_dir):
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
+    budgets = budgets_of(stored, plan.cadence.train_steps)
+    if len(budgets) > 1 and budgets[-1] != budgets[-2] and log:
+        log(f"the run's budget changed from {budgets[-2]} to {budgets[-1]} steps "
+            "(recorded in result.json's budgets)")
     config = _loop_config(plan, parts, log, progress)
     beat = heartbeat.for_this_task()  # under `mlbench launch`: the launcher reads it
     diagnosis = diagnosis_run.RunDiagnosis(plan, parts)
@@ -129,7 +133,7 @@ def _run(plan, callbacks, progress, model_dir):
     with disk_full_named(model_dir or ".", "writing the run's record (run.json, its gin "
                          "config and hparams)", lambda: latest_checkpoint(model_dir)):
         gin_config.write(model_dir)
-        rundir.write(model_dir, plan)
+        rundir.write(model_dir, plan, log or logging.getLogger("mlbench").warning)
         write_hparams(model_dir, plan)
     with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
         loop.callbacks.on_configured(configured_info(plan))
@@ -138,7 +142,7 @@ def _run(plan, callbacks, progress, model_dir):
     ran = parts_lib.ran(plan, parts.step, optimizer=plan.objective.optimizer_hparams.recorded())
     earlier = stored.history if stored is not None else []
     result = _result(outcome, parts, plan, ran, model_dir, earlier,
-                     diagnosis.findings(outcome))
+                     diagnosis.findings(outcome), budgets)
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)
     return result
@@ -253,7 +257,18 @@ def configured_info(plan):
         label_smoothing=plan.objective.label_smoothing)
 
 
-def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=()):
+def budgets_of(stored, planned):
+    """Every length in steps the run was asked for, when a resume changed it: the stored
+    result's (or its one planned length), then `planned` if it differs; else []."""
+    earlier = list(stored.budgets or ([stored.planned_steps] if stored.planned_steps
+                                      else [])) if stored is not None else []
+    if earlier and earlier[-1] != planned:
+        return earlier + [planned]
+    return earlier if len(earlier) > 1 else []
+
+
+def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=(),
+            budgets=()):
     ttq, note = outcome.time_to_quality_s, None
     if parts.resumed_from and ttq is not None:
         ttq, note = None, (f"resumed from step {parts.resumed_from_step}: the clock of a "
@@ -268,6 +283,7 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         model_dir=model_dir, compile_s=outcome.compile_s, skipped_steps=outcome.skipped_steps,
         run_seconds=outcome.run_seconds,
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
+        budgets=list(budgets),
         environment=environment(), diagnosis=list(diagnosis),
         input_spec=plan.rebuild.input_spec if plan.rebuild else None)
     if model_dir:

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from mlbench.files import write_json
 from mlbench.training.callbacks import Callback
+from mlbench.training.matching import CheckpointMismatch
 
 FOLDER = "checkpoints"
 BEST = "best"  # checkpoints/best: the best eval's checkpoint (`keep_best`) and best.json
@@ -169,6 +170,8 @@ def restore_newest_intact(model_dir, restore, log, set_aside=True):
             verify(path)
             restore(path)
             return path
+        except CheckpointMismatch:
+            raise  # whole and readable, but another run's: refused, never set aside
         except UNREADABLE as e:
             what = f"checkpoint {path} cannot be restored ({type(e).__name__}: " \
                    f"{str(e).splitlines()[0][:200] if str(e) else ''})"

@@ -193,3 +193,14 @@ def optimizer_variables(optimizer):
     list or, on some optimizers, a method."""
     variables = optimizer.variables
     return list(variables() if callable(variables) else variables)
+
+
+def build_variables(optimizer, variables):
+    """Creates the optimizer's variables (iterations, hyperparameters, slots) for
+    `variables` now, as its first update would (call it under the strategy's scope): a
+    resume then matches and restores every one of them before the first step, instead of
+    TF deferring the slots' values to the step that creates them."""
+    if hasattr(optimizer, "_create_all_weights"):  # tf_keras' legacy OptimizerV2 family
+        optimizer._create_all_weights(variables)
+    elif hasattr(optimizer, "build"):  # tf_keras' and Keras 3's current optimizers
+        optimizer.build(variables)
