@@ -159,6 +159,9 @@ def _optimizer(objective, model):
                                            keras3.generation(model))
 
 
+RUN_ITEMS = ("model", "optimizer")  # what a run's checkpoint holds (`build`)
+
+
 def _restore(checkpoint, plan, log):
     """Resumes from the newest intact checkpoint in `model_dir`; its path, or None.
 
@@ -173,10 +176,10 @@ def _restore(checkpoint, plan, log):
         return None
     # once per worker, before the candidates: reading a sync-on-read variable to write it
     # is a collective under MultiWorkerMirroredStrategy, so every worker writes it once
-    expected = matching.expected_state(checkpoint)
+    expected = matching.expected_state(checkpoint, RUN_ITEMS)
 
     def restore(path):
-        matching.check_state(expected, path, _resume_way_out(model_dir, path))
+        matching.check_state(expected, path, _resume_way_out(model_dir, path), RUN_ITEMS)
         checkpoint.restore(path).assert_existing_objects_matched()
     if not cluster.is_chief():
         latest = latest_checkpoint(model_dir)
@@ -222,12 +225,19 @@ def adapt_images(input_shape):
     return adapt
 
 
+def flatten_images(images, labels):
+    """Images as vectors, for a model that takes vectors (`mlp` on the digits)."""
+    return tf.reshape(images, (tf.shape(images)[0], -1)), labels
+
+
 def _adapted(dataset, plan):
     if plan.model.input_shape is None or plan.source.kind != "image":
         return dataset  # several inputs, or inputs the data alone shapes: as given
     wanted = tuple(plan.model.input_shape)
     if tuple(plan.source.input_shape) == wanted:
         return dataset
+    if len(wanted) == 1:
+        return dataset.map(flatten_images, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.map(adapt_images(wanted), num_parallel_calls=tf.data.AUTOTUNE)
 
 

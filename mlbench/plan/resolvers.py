@@ -53,6 +53,8 @@ def model_input_shape(info, model_options, source):
     if info.kind != "image":
         if info.kind == "vector" and source.kind == "vector":
             return tuple(source.input_shape)
+        if info.kind == "vector" and source.kind == "image":
+            return (_flat_size(source.input_shape),)  # images flattened, as a user expects
         if source.kind != info.kind:
             raise ValueError(f"`data` ({source.name!r}, {source.kind} examples of shape "
                              f"{tuple(source.input_shape)}) does not fit `model` "
@@ -65,6 +67,14 @@ def model_input_shape(info, model_options, source):
     size = model_options.get("image_size")
     height, width, channels = info.input_shape
     return (size, size, channels) if size else (height, width, channels)
+
+
+def _flat_size(shape):
+    """Values per example: an image of (8, 8, 1) is a vector of 64."""
+    size = 1
+    for dim in shape:
+        size *= int(dim)
+    return size
 
 
 def _own_input_shape(info, source):
@@ -98,5 +108,5 @@ def _model_options(info, model_options, source):
     if info.kind == "bert" and getattr(source, "vocab_size", None):
         options.setdefault("vocab_size", source.vocab_size)  # the data's vocabulary
     if info.kind == "vector":
-        options.setdefault("input_dim", int(source.input_shape[0]))
+        options.setdefault("input_dim", _flat_size(source.input_shape))
     return options

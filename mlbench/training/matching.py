@@ -5,17 +5,17 @@ TensorFlow's `restore(...).expect_partial()` says nothing when a checkpoint of a
 model matches only the step counter, and `assert_existing_objects_matched()` runs after
 values were already assigned (a user's model instance half overwritten) and names
 objects, not keys. So the run's own objects are first written to TensorFlow's in-memory
-filesystem (`ram://`): their keys and shapes are exactly what the checkpoint must hold,
-compared before any value is assigned.
+filesystem (`ram://`), and both object graphs are walked as TensorFlow's restore walks
+them: every variable's path and shape must be the same, compared before any value is
+assigned.
 """
+import collections
 import uuid
 
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-# Bookkeeping every tf.train.Checkpoint writes, not a variable of the run.
-_NOT_STATE = ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/")
-_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
-_SLOT = "/.OPTIMIZER_SLOT/"  # tf_keras legacy slots sit under the variable's key
+_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 SHOWN = 5  # the first few keys of each kind of difference, in the message
 
 
@@ -46,26 +46,65 @@ def _first(keys):
     return shown + (", ..." if len(keys) > SHOWN else "")
 
 
-def _state(shapes):
-    """{key without TF's attribute suffix: shape} of the variables in a shape map."""
-    return {key[:-len(_SUFFIX)] if key.endswith(_SUFFIX) else key: tuple(shape)
-            for key, shape in shapes.items() if not key.startswith(_NOT_STATE)}
+def _object_graph(reader):
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor(_GRAPH))
+    return graph
 
 
-def expected_state(checkpoint):
-    """{key: shape} that `checkpoint` (a tf.train.Checkpoint of live objects) saves."""
+def state(reader, items):
+    """{path: shape} of the variables under the checkpoint's `items` (its root's children
+    by name, e.g. model, optimizer), read from its object graph as TensorFlow's restore
+    matches them: a variable's path is its shortest one from its item (a Keras 3 model's
+    weights are written once, under whichever object reached them first, yet restore by
+    the graph), an optimizer slot's the path of its variable and the slot's name."""
+    graph = _object_graph(reader)
+    shapes = reader.get_variable_to_shape_map()
+    paths = {}
+    for ref in graph.nodes[0].children:
+        if ref.local_name in items:
+            _walk(graph, ref.node_id, ref.local_name, paths)
+    found = {}
+    for node_id, path in paths.items():
+        node = graph.nodes[node_id]
+        found.update({path: tuple(shapes[a.checkpoint_key]) for a in node.attributes
+                      if a.name == "VARIABLE_VALUE"})
+        for slot in node.slot_variables:  # tf_keras' legacy optimizers keep slots here
+            owner = paths.get(slot.original_variable_node_id)
+            if owner is not None:
+                found.update({f"{owner}/.slot/{path}/{slot.slot_name}": tuple(
+                    shapes[a.checkpoint_key]) for a in
+                    graph.nodes[slot.slot_variable_node_id].attributes
+                    if a.name == "VARIABLE_VALUE"})
+    return found
+
+
+def _walk(graph, start, name, paths):
+    """Breadth first from node `start`: the first (shortest) path to each node."""
+    queue = collections.deque([(start, name)])
+    paths.setdefault(start, name)
+    while queue:
+        node_id, path = queue.popleft()
+        for child in graph.nodes[node_id].children:
+            if child.node_id not in paths:
+                paths[child.node_id] = f"{path}/{child.local_name}"
+                queue.append((child.node_id, paths[child.node_id]))
+
+
+def expected_state(checkpoint, items):
+    """{path: shape} that `checkpoint` (a tf.train.Checkpoint of live objects) saves under
+    `items`, read back from TensorFlow's in-memory filesystem."""
     folder = f"ram://mlbench_expected_{uuid.uuid4().hex}"
     try:
         path = checkpoint.write(f"{folder}/ckpt")
-        reader = tf.compat.v1.train.NewCheckpointReader(path)
-        return _state(reader.get_variable_to_shape_map())
+        return state(tf.compat.v1.train.NewCheckpointReader(path), items)
     finally:
         tf.io.gfile.rmtree(folder)
 
 
-def stored_state(path):
-    """{key: shape} of the variables in the checkpoint at `path`."""
-    return _state(tf.train.load_checkpoint(path).get_variable_to_shape_map())
+def stored_state(path, items):
+    """{path: shape} of the variables under `items` in the checkpoint at `path`."""
+    return state(tf.train.load_checkpoint(path), items)
 
 
 def differences(expected, stored):
@@ -77,16 +116,11 @@ def differences(expected, stored):
     return missing, unexpected, reshaped
 
 
-def check_state(expected, path, way_out, prefixes=None):
-    """Raises CheckpointMismatch unless the checkpoint at `path` holds exactly the
-    variables of `expected` ({key: shape}, from `expected_state`). `prefixes`: a
-    deliberately partial restore (a warm start of the model alone) compares only the
-    checkpoint's keys under them, optimizer slots left out."""
-    stored = stored_state(path)
-    if prefixes is not None:
-        stored = {k: v for k, v in stored.items()
-                  if k.startswith(tuple(prefixes)) and _SLOT not in k}
-    missing, unexpected, reshaped = differences(expected, stored)
+def check_state(expected, path, way_out, items):
+    """Raises CheckpointMismatch unless the checkpoint at `path` holds, under `items`,
+    exactly the variables of `expected` ({path: shape}, from `expected_state`); returns
+    how many."""
+    missing, unexpected, reshaped = differences(expected, stored_state(path, items))
     if missing or unexpected or reshaped:
         raise CheckpointMismatch(path, missing, unexpected, reshaped, way_out)
     return len(expected)
@@ -94,10 +128,9 @@ def check_state(expected, path, way_out, prefixes=None):
 
 def restore_items(items, path, way_out):
     """Restores `items` ({name: trackable}, e.g. {"model": model}) alone from the
-    checkpoint at `path`, deliberately partial (the optimizer's part left unread), after
-    every variable of theirs is matched by key and shape; the number restored."""
+    checkpoint at `path`, deliberately partial (the rest, such as the optimizer, left
+    unread), after every variable of theirs is matched by path and shape; how many."""
     partial = tf.train.Checkpoint(**items)
-    expected = expected_state(partial)
-    check_state(expected, path, way_out, prefixes=[f"{name}/" for name in items])
+    count = check_state(expected_state(partial, tuple(items)), path, way_out, tuple(items))
     partial.read(path).assert_existing_objects_matched().expect_partial()
-    return len(expected)
+    return count
