@@ -4,7 +4,7 @@ it makes of the run's outcome."""
 
 from mlbench.plan import parts as parts_lib
 from mlbench.diagnosis import compile as compile_lib
-from mlbench.diagnosis import numerics, pipeline
+from mlbench.diagnosis import learning, numerics, pipeline
 from mlbench.distribute import strategies
 from mlbench.training.loop import DivergenceError
 from mlbench.training.callbacks import Callback
@@ -68,6 +68,13 @@ def findings(plan, step, outcome, timed_pipeline):
     found.append(compile_lib.finding(step.traces, step.jit_compile, step.xla_fallback,
                                      outcome.compile_s))
     found.append(numerics.finding(outcome.history, outcome.steps, plan.numerics.precision))
+    if step.mode == "train":
+        objective = plan.objective
+        found.append(learning.finding(outcome.history,
+                                      float(objective.optimizer_hparams.learning_rate),
+                                      objective.sources.get("learning_rate", "?"),
+                                      plan.source.num_eval_examples,
+                                      plan.model.num_classes))
     return found
 
 

@@ -97,7 +97,10 @@ def _inception_block(x, width):
     """Four InceptionV3-style branches: 1×1, 1×1→3×3, 1×1→3×3→3×3, pool→1×1."""
     def conv_bn(y, n, k):
         y = keras.layers.Conv2D(n, k, padding="same", use_bias=False)(y)
-        return keras.layers.ReLU()(keras.layers.BatchNormalization(scale=False)(y))
+        # momentum 0.9 (as the other small models): short CPU runs need eval statistics
+        # that keep up with the weights (0.99 left a 200-step run predicting one class)
+        return keras.layers.ReLU()(keras.layers.BatchNormalization(scale=False,
+                                                                   momentum=0.9)(y))
     b1 = conv_bn(x, width, 1)
     b3 = conv_bn(conv_bn(x, width, 1), width, 3)
     b5 = conv_bn(conv_bn(conv_bn(x, width, 1), width, 3), width, 3)

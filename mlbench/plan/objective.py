@@ -7,6 +7,7 @@ have one answer; compile() wins over mlbench's defaults, as `fit` would use it.
 """
 import math
 
+from mlbench.models import recipes
 from mlbench.training import optimizers
 from mlbench.models.compiled import (KERAS_DEFAULT_LEARNING_RATE, CompileArgs,
                                      optimizer_spec)
@@ -16,12 +17,12 @@ from mlbench.training import multi_output
 from mlbench.training import task as task_lib
 
 ARGUMENT, COMPILE, DEFAULT = "argument", "compile()", "default"
-ZOO_LEARNING_RATE = 0.1  # the zoo's recipes (and gin files) are written for it
 
 
-def resolve(a, info, train_steps):
+def resolve(a, info, train_steps, examples_per_epoch=None):
     """The Objective of TrainArguments `a` for model `info`; ValueError before anything
-    is built when compile() set something mlbench cannot train with."""
+    is built when compile() set something mlbench cannot train with.
+    `examples_per_epoch`: the train set's size (a recipe's warm-up is in epochs)."""
     compiled = info.compiled or CompileArgs()
     multi = multi_output.is_multi(info)
     single = (lambda value, what: value) if multi else \
@@ -36,14 +37,14 @@ def resolve(a, info, train_steps):
         if loss_from == COMPILE or metrics_from == COMPILE:
             task_lib.check_metrics(loss, metrics)
             task_lib.check_metrics(None, weighted)
-    name, hparams, spec, optimizer_from = _optimizer(a, info, compiled, train_steps)
+    name, hparams, spec, optimizer_from, rate_from = _optimizer(a, info, compiled, train_steps,
+                                                                examples_per_epoch)
     return Objective(name, hparams, a.label_smoothing, loss, metrics, keras_optimizer=spec,
                      weighted_metrics=weighted,
                      loss_weights=compiled.loss_weights if multi else None,
                      sources={"loss": loss_from, "metrics": metrics_from,
                               "optimizer": optimizer_from,
-                              "learning_rate": _rate_source(a, info, name, spec,
-                                                            optimizer_from)})
+                              "learning_rate": rate_from})
 
 
 def _check_each_output(info, loss, loss_weights, metrics, weighted):
@@ -98,8 +99,8 @@ def _check_loss_weights(loss_weights, info):
                          "loss; fold it into the learning rate, or compile without it.")
 
 
-def _optimizer(a, info, compiled, train_steps):
-    """(name, hyperparameters, OptimizerSpec or None, source)."""
+def _optimizer(a, info, compiled, train_steps, examples_per_epoch=None):
+    """(name, hyperparameters, OptimizerSpec or None, source, the learning rate's source)."""
     given = a.optimizer
     if given is None and compiled.optimizer is not None:
         return _from_spec(a, info, compiled.optimizer, COMPILE)
@@ -110,20 +111,35 @@ def _optimizer(a, info, compiled, train_steps):
                              f"{list(optimizers.OPTIMIZERS)} or a Keras optimizer object "
                              "(tf_keras or Keras 3).")
         return _from_spec(a, info, spec, ARGUMENT)
-    name = given or "sgd"
+    recipe = None if info.own else recipes.for_model(info.name)
+    name = given or (recipe.optimizer if recipe else "sgd")
     if name not in optimizers.OPTIMIZERS:
         raise ValueError(f"`optimizer` ({name!r}) must be one of "
                          f"{list(optimizers.OPTIMIZERS)} or a Keras optimizer object.")
-    learning_rate = a.learning_rate
-    if learning_rate is None:
-        learning_rate = (KERAS_DEFAULT_LEARNING_RATE.get(name, ZOO_LEARNING_RATE)
-                         if info.own else ZOO_LEARNING_RATE)
     options = dict(a.optimizer_options or {})
+    learning_rate, rate_from = _default_rate(a, info, name, recipe)
+    if a.learning_rate is None and recipe is not None and name == recipe.optimizer:
+        warmup = recipe.warmup_steps(a.global_batch_size, examples_per_epoch)
+        if warmup and "warmup_steps" not in options:
+            options["warmup_steps"] = warmup
+            rate_from += f", warm-up {warmup} steps ({recipe.warmup_epochs:g} epochs)"
     if options.get("schedule", "constant") != "constant":
         options.setdefault("decay_steps", train_steps)
     hparams = optimizers.hyperparameters(name, learning_rate, **options)
     optimizers.check_for_keras(hparams, info.keras)
-    return name, hparams, None, ARGUMENT if given else DEFAULT
+    return name, hparams, None, ARGUMENT if given else DEFAULT, rate_from
+
+
+def _default_rate(a, info, name, recipe):
+    """(learning rate, where it came from): the argument; else the zoo model's recipe,
+    scaled to the global batch (when it trains with the recipe's optimizer); else Keras'
+    default rate for the optimizer."""
+    if a.learning_rate is not None:
+        return a.learning_rate, ARGUMENT
+    if recipe is not None and name == recipe.optimizer:
+        return recipe.rate_at(a.global_batch_size), recipe.rule(a.global_batch_size)
+    why = (f" (the model's recipe is for {recipe.optimizer})" if recipe is not None else "")
+    return KERAS_DEFAULT_LEARNING_RATE.get(name, 0.01), f"Keras' default{why}"
 
 
 def _from_spec(a, info, spec, source):
@@ -138,12 +154,5 @@ def _from_spec(a, info, spec, source):
                          f"({spec.cls.__name__}, from {source}): set them on it.")
     if a.learning_rate is not None:
         spec = spec.with_learning_rate(a.learning_rate)
-    return spec.name, spec.hyperparameters(), spec, source
-
-
-def _rate_source(a, info, name, spec, optimizer_from):
-    if a.learning_rate is not None:
-        return ARGUMENT
-    if spec is not None:
-        return optimizer_from
-    return "Keras' default" if info.own and name in KERAS_DEFAULT_LEARNING_RATE else DEFAULT
+    return (spec.name, spec.hyperparameters(), spec, source,
+            ARGUMENT if a.learning_rate is not None else source)

@@ -87,7 +87,7 @@ def resolve(arguments):
                           eval_data=a.eval_data, **(a.data_options or {}))
     model = resolvers.model_plan(info, dict(a.model_options or {}), source)
     steps, every, offset, epoch = _lengths(a, source)
-    objective = objective_lib.resolve(a, info, steps)
+    objective = objective_lib.resolve(a, info, steps, source.num_train_examples)
     checks.check_labels(info, source, objective.loss)
     produced = (multi_output.produced_for(info, objective) if multi_output.is_multi(info)
                 else task_lib.produced_metrics(info, objective.loss, objective.metrics,

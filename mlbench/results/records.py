@@ -29,7 +29,7 @@ class Finding:
     """What one measurement says about a run.
 
     Attributes:
-      topic: 'input', 'compile', 'numerics' or 'scaling'.
+      topic: 'input', 'compile', 'numerics', 'learning' or 'scaling'.
       status: 'ok' (nothing to change), 'warning' (worth a look) or 'problem' (it cost
         the run throughput or quality).
       verdict: a few words ('input-bound', 'compute-bound', 'retraced after warm-up', ...).

@@ -117,6 +117,8 @@ def _run(plan, callbacks, progress, model_dir):
         return _report_stored(stored, parts, plan)
     if parts.resumed_from and log:
         log(f"resumed from step {parts.resumed_from_step} ({parts.resumed_from})")
+    if log:
+        log(learning_rate_line(plan.objective))
     budgets = budgets_of(stored, plan.cadence.train_steps)
     if len(budgets) > 1 and budgets[-1] != budgets[-2] and log:
         log(f"the run's budget changed from {budgets[-2]} to {budgets[-1]} steps "
@@ -255,6 +257,12 @@ def configured_info(plan):
         num_eval_examples=plan.source.num_eval_examples, seed=plan.seed,
         optimizer=plan.objective.optimizer_hparams, target=plan.cadence.target,
         label_smoothing=plan.objective.label_smoothing)
+
+
+def learning_rate_line(objective):
+    """The rate the run starts from and the rule that gave it (printed at start)."""
+    return (f"learning rate {float(objective.optimizer_hparams.learning_rate):.6g} "
+            f"({objective.optimizer}): {objective.sources.get('learning_rate', '?')}")
 
 
 def budgets_of(stored, planned):
