@@ -6,6 +6,11 @@ runs (`mlbench train` processes on the bundled digits), one row per fault:
 - leftovers on disk (`*_temp` folders, worker temporary directories, a held lock);
 - whether every message named a path.
 
+A changed model, batch or learning rate on a used model_dir must be refused (exit 2,
+naming the change and the folder) with the folder byte-for-byte unchanged, and the first
+command must then resume to the straight run's weights; a truncated run.json must be
+moved aside, named, and the run resume from its checkpoints.
+
     .venv/bin/python benchmarks/faults.py              # 3 tries per fault
     .venv/bin/python benchmarks/faults.py --tries 10 --faults sigkill,two_writers
 
@@ -194,10 +199,72 @@ def disk_full(folder, straight, rng):
     return again.returncode == 0, [], [] if named else [first.stderr[-300:]]
 
 
+def _files(folder):
+    """{relative path: bytes} of every file under `folder` but the lock (a model_dir's
+    whole content, to tell that a refusal left it as it was)."""
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if name != ".lock":
+                path = os.path.join(root, name)
+                found[os.path.relpath(path, folder)] = open(path, "rb").read()
+    return found
+
+
+def _refused_then_resumed(folder, flag, named):
+    """Half a run, then the same model_dir with `flag` changed: refused with exit 2 naming
+    the change (`named`), nothing in the folder changed; then the same command as the
+    first resumes and finishes (the straight run's weights)."""
+    run = os.path.join(folder, "run")
+    train(run, STEPS // 2)
+    before = _files(run)
+    changed = subprocess.run(command(run) + [flag], cwd=REPO, env=ENV, capture_output=True,
+                             text=True, timeout=600)
+    mixed = [] if _files(run) == before else ["the refused run changed the model_dir"]
+    again = train(run)
+    lost = [] if "resumed from step" in again.stdout else ["restarted from step 1"]
+    said = changed.returncode == 2 and named in changed.stderr and run in changed.stderr
+    return again.returncode == 0 and not mixed, lost + mixed, \
+        [] if said else [changed.stderr[-300:]]
+
+
+def another_model(folder, straight, rng):
+    return _refused_then_resumed(folder, "--model=mlp", "model 'simple_cnn' → 'mlp'")
+
+
+def another_batch(folder, straight, rng):
+    return _refused_then_resumed(folder, "--global_batch_size=16",
+                                 "global_batch_size 32 → 16")
+
+
+def another_learning_rate(folder, straight, rng):
+    return _refused_then_resumed(folder, f"--learning_rate={rng.choice([0.05, 0.2])}",
+                                 "optimizer.learning_rate")
+
+
+def run_json_truncated(folder, straight, rng):
+    """run.json cut at a random byte between a 100-step run and its continuation: named,
+    moved aside, and the run resumes from its checkpoints."""
+    run = os.path.join(folder, "run")
+    train(run, STEPS // 2)
+    path = os.path.join(run, "run.json")
+    text = open(path).read()
+    open(path, "w").write(text[:rng.randrange(1, len(text) - 1)])
+    again = train(run)
+    lost = [] if "resumed from step" in again.stdout else ["restarted from step 1"]
+    aside = glob.glob(path + ".bad-*")
+    said = "is not a well-formed run record" in again.stdout + again.stderr and \
+        bool(aside) and aside[0] in again.stdout + again.stderr
+    return again.returncode == 0 and bool(aside), lost, [] if said else ["not named"]
+
+
 FAULTS = {"sigkill": sigkill, "sigint": sigint, "two_writers": two_writers,
           "state_removed": state_removed, "state_garbled": state_garbled,
           "newest_truncated": newest_truncated, "newest_checksum": newest_checksum,
-          "malformed_result": malformed_result, "disk_full": disk_full}
+          "malformed_result": malformed_result, "disk_full": disk_full,
+          "another_model": another_model, "another_batch": another_batch,
+          "another_learning_rate": another_learning_rate,
+          "run_json_truncated": run_json_truncated}
 
 
 def main():

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from mlbench.cli.common import EXIT_OK, EXIT_TARGET
+from mlbench.cli.values import boolean_or_auto
 
 
 def launch_flags(parser):
@@ -16,6 +17,12 @@ def launch_flags(parser):
                              "running it (Kubernetes; the operator sets TF_CONFIG).")
     parser.add_argument("--image", default="mlbench:latest", help="--emit: container image.")
     parser.add_argument("--tfjob_name", default="mlbench", help="--emit: the TFJob's name.")
+    parser.add_argument("--isolate_network", nargs="?", const=True, default=True,
+                        type=_true_or_false, metavar="true|false",
+                        help="run the tasks in a private network namespace (default "
+                             "true): TensorFlow's servers listen on every interface and "
+                             "run what they are sent, so no other host may reach them; "
+                             "false for data on gs:// or s3:// (docs/security.md).")
     parser.add_argument("rest", nargs=argparse.REMAINDER,
                         help="-- then the command each task runs (train|benchmark|mlperf ...).")
 
@@ -30,6 +37,9 @@ def run_launch(args):
         print(tfjob.to_yaml(tfjob.manifest(command, args.num_workers, args.num_ps,
                                            args.image, args.tfjob_name)), end="")
         return EXIT_OK
+    code = _in_private_network(args, rest)
+    if code is not None:
+        return code  # the launch ran again inside its namespace: its exit code
     code, failed, silent = launch(rest, args.num_workers, args.num_ps,
                                   args.launch_timeout_s or None)
     if silent:
@@ -42,6 +52,34 @@ def run_launch(args):
                 if _signal_name(code) else f"failed (exit code {code})")
         print(f"mlbench launch: {failed} {what}; stopped the others.", file=sys.stderr)
     return code
+
+
+def _true_or_false(text):
+    value = boolean_or_auto(text)
+    if value == "auto":
+        raise argparse.ArgumentTypeError(f"({text!r}) must be true or false.")
+    return value
+
+
+def _in_private_network(args, rest):
+    """Outside a private network namespace, when asked and possible: this launch run again
+    inside one, its exit code. Inside one: its loopback brought up, None (launch here).
+    Else None, with a warning: the servers listen on every interface."""
+    from mlbench.distribute import isolation
+    if isolation.inside():
+        isolation.loopback_up()
+        return None
+    if args.isolate_network and isolation.available():
+        print("mlbench launch: tasks run in a private network namespace (127.0.0.1 "
+              "only, unreachable from other hosts)", flush=True)
+        return isolation.run_inside(isolation.relaunch_command(
+            args.num_workers, args.num_ps, args.launch_timeout_s, rest))
+    why = ("--isolate_network=false" if not args.isolate_network else
+           "this machine allows no unprivileged network namespace (`unshare --user --net`)")
+    print(f"mlbench launch: warning: {why}: TensorFlow's servers listen on every interface "
+          "and run the graphs they are sent; keep this machine's network private "
+          "(docs/security.md).", file=sys.stderr, flush=True)
+    return None
 
 
 def _signal_name(code):

@@ -7,6 +7,7 @@ replaying the steps since the last finite state with TensorFlow's numeric checks
 the replay, and its graph node names the layer and whether it was the forward pass,
 a gradient or a variable read.
 """
+import math
 import re
 
 import tensorflow as tf
@@ -22,6 +23,15 @@ def finding(history, steps, precision):
     skipped = sum(r.get("skipped_steps", 0) for r in history)
     scales = [r["loss_scale"] for r in history if r.get("loss_scale") is not None]
     figures = {"skipped_steps": skipped, "steps": steps, "precision": precision}
+    bad = [r for r in history if r.get("loss") is not None and not math.isfinite(r["loss"])]
+    if bad:  # only with Keras' TerminateOnNaN: without it the run raised instead
+        figures.update(non_finite_loss=str(bad[0]["loss"]), at_step=bad[0]["step"])
+        return Finding("numerics", "problem", "non-finite loss",
+                       f"the loss was {bad[0]['loss']} in the block ending at step "
+                       f"{bad[0]['step']}; TerminateOnNaN stopped the run there (the last "
+                       "finite checkpoint stays).", figures,
+                       "Lower the learning rate, or use float32 to tell a precision "
+                       "problem from a divergence.")
     if not scales:
         return Finding("numerics", "ok", "finite throughout",
                        f"every block's loss was finite ({precision}, no loss scaling).",

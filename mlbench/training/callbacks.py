@@ -125,6 +125,14 @@ class CallbackList(Callback):
     def stop_requested(self):
         return bool(getattr(self.model, "stop_training", False))
 
+    def terminates_on_nan(self):
+        """Whether the user gave Keras' TerminateOnNaN (either generation): a non-finite
+        loss then stops the run as Keras' fit stops it (the callback sets
+        `model.stop_training`, the run returns) instead of mlbench's DivergenceError."""
+        return any(type(k).__name__ == "TerminateOnNaN"
+                   and type(k).__module__.startswith(("keras", "tf_keras"))
+                   for c in self.callbacks for k in getattr(c, "callbacks", [c]))
+
     def on_configured(self, info):
         self._each("on_configured", info)
 

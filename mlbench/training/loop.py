@@ -162,6 +162,8 @@ class Loop:
                 outcome, train_metrics, seconds = self._train_block(step, n, timing, first)
             step, block, loss = self.global_step, block + 1, outcome.loss
             record = self._record(step, outcome, timing, run_start, state.history)
+            if not math.isfinite(loss):  # TerminateOnNaN stopped it: nothing to evaluate
+                break  # or save; the last finite checkpoint stays
             if train_metrics is not None:
                 record["train_metrics"] = train_metrics
             if not first and seconds > 0:  # this block's own rate: compare's noise band
@@ -181,7 +183,7 @@ class Loop:
                 self._save(step, loss)
                 saved = step
         stopped = stop.signum is not None or self.callbacks.stop_requested()
-        if stopped and self.manager and saved != step and block:
+        if stopped and self.manager and saved != step and block and math.isfinite(loss):
             self._save(step, loss)  # interrupted or stopped: keep the steps since the last save
         return step
 
@@ -204,8 +206,10 @@ class Loop:
         timing.add(seconds, n * self.step.global_batch_size, first)
         timing.skipped += outcome.skipped_steps
         # Checked on the host once per block (not per step): a NaN/Inf loss stops
-        # the run before any checkpoint of the diverged weights is written.
-        if self.step.mode == "train" and not math.isfinite(outcome.loss):
+        # the run before any checkpoint of the diverged weights is written; with Keras'
+        # TerminateOnNaN the callback sees the loss and stops the run, as in fit.
+        if self.step.mode == "train" and not math.isfinite(outcome.loss) and \
+                not self.callbacks.terminates_on_nan():
             raise DivergenceError(step + n, outcome.loss)
         logs = {"loss": outcome.loss, "steps": n, "learning_rate": outcome.learning_rate}
         if self.step.train_metrics:

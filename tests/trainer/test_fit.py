@@ -108,7 +108,9 @@ def test_optimizer_by_name_without_a_rate_gets_keras_default_for_your_own_model(
     assert result.ran["objective_from"]["learning_rate"] == "Keras' default"
     from mlbench.trainer.api import plan_train
     plan = plan_train(model="mlp", data="synthetic", global_batch_size=32, train_steps=1)
-    assert plan.objective.optimizer_hparams.learning_rate == 0.1  # the zoo's recipe
+    # the zoo's recipe: 0.1 at 256, scaled linearly to the batch of 32
+    assert plan.objective.optimizer_hparams.learning_rate == pytest.approx(0.0125)
+    assert plan.objective.sources["learning_rate"].startswith("recipe: 0.1 × 32 / 256")
 
 
 def test_a_keras_optimizer_object_with_a_schedule_is_used_as_given():

@@ -17,8 +17,9 @@ from conftest import vector_source
 
 MLP = dict(model="mlp", global_batch_size=32, train_steps=10, verbose=False,
            precision="float32", model_options={"input_dim": 16, "hidden": (8,)})
-# a zoo model without optimizer arguments: SGD at 0.1 with momentum 0.9, constant
-MLP_OPTIMIZER = {"name": "sgd", "learning_rate": 0.1, "schedule": "constant",
+# a zoo model without optimizer arguments: SGD with momentum 0.9, constant, at its recipe
+MLP_OPTIMIZER = {"name": "sgd", "learning_rate": 0.0125,  # the recipe: 0.1 × 32 / 256
+                 "schedule": "constant",
                  "decay_steps": None, "end_learning_rate": 0.0001, "power": 1.0,
                  "warmup_steps": 0, "momentum": 0.9, "weight_decay": 0.0, "beta_1": 0.9,
                  "beta_2": 0.999, "epsilon": 1e-06,

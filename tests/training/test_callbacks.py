@@ -167,3 +167,30 @@ def test_a_failed_run_is_told_after_its_stop_with_the_divergence_named(tmp_path)
     assert [e[0] for e in seen.events] == ["stop", "error"] and seen.events[0][1] is False
     assert seen.events[1][1] is raised.value
     assert raised.value.finding.verdict == "diverged" and "a replay from step 0" in str(raised.value)
+
+
+@pytest.mark.parametrize("generation", ["keras3", "tf_keras"])
+def test_terminate_on_nan_stops_and_returns_as_in_keras_fit(tmp_path, generation):
+    """With Keras' TerminateOnNaN a non-finite loss stops the run and it returns (no
+    DivergenceError): `model.stop_training` set, the history ends at the NaN block, no
+    checkpoint of the diverged weights, the numerics finding names it; as Keras' fit, whose
+    History also ends with the NaN epoch."""
+    build, callbacks, _ = GENERATIONS[generation]
+    result = train(build(), tmp_path, [callbacks.TerminateOnNaN()], learning_rate=1e30,
+                   precision="float32", checkpoint_every=5)
+    assert result.status == "stopped" and result.model.stop_training is True
+    assert not np.isfinite(result.history[-1]["loss"]) and result.steps < 50
+    assert all(np.isfinite(r["loss"]) for r in result.history[:-1])
+    saved = latest_checkpoint(str(tmp_path / "run"))
+    assert saved is None or int(saved.rsplit("-", 1)[1]) < result.steps
+    numerics = [f for f in result.diagnosis if f.topic == "numerics"][0]
+    assert numerics.verdict == "non-finite loss" and numerics.status == "problem"
+    # Keras' own fit on the same model and rate: it stops too, its History ending in NaN
+    model = build()
+    optimizer = (keras.optimizers.SGD(1e30) if generation == "keras3"
+                 else tf_keras.optimizers.SGD(1e30))
+    model.compile(optimizer=optimizer, loss=(keras if generation == "keras3" else tf_keras)
+                  .losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(X, Y, batch_size=32, epochs=5, verbose=0,
+                        callbacks=[callbacks.TerminateOnNaN()])
+    assert model.stop_training is True and not np.isfinite(history.history["loss"][-1])
