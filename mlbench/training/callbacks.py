@@ -315,8 +315,37 @@ def _resolve_auto_mode(callback):
     monitor = getattr(callback, "monitor", None)
     if keras is None or not isinstance(monitor, str) or getattr(callback, "mode", None) != "auto":
         return
-    if keras3.is_callback(callback) and metric_direction(monitor):
-        callback.mode = metric_direction(monitor)
+    if not keras3.is_callback(callback):
+        return
+    direction = metric_direction(monitor) or _compiled_direction(callback.model, monitor)
+    if direction:
+        callback.mode = direction
+
+
+def _compiled_direction(model, monitor):
+    """'max' or 'min' for a metric the model's compile() named, as Keras 3 finds it: each
+    identifier resolved by Keras' own `compile_utils.get_metric` (its metric built only
+    on the first batch of Keras' fit, so resolved here) and its `_direction` read."""
+    compiled = getattr(model, "_compile_metrics", None)
+    if compiled is None:
+        return None
+    import tensorflow as tf
+    from keras.src.trainers import compile_utils
+    name = monitor.removeprefix("val_")
+    identifiers = tf.nest.flatten([getattr(compiled, "_user_metrics", None),
+                                   getattr(compiled, "_user_weighted_metrics", None)])
+    for identifier in (i for i in identifiers if i is not None):
+        if isinstance(identifier, str) and identifier.lower() in ("accuracy", "acc"):
+            found, direction = identifier, "up"  # every accuracy Keras picks goes up
+        else:
+            try:
+                metric = compile_utils.get_metric(identifier, None, None)
+            except (ValueError, TypeError):
+                continue
+            found, direction = metric.name, getattr(metric, "_direction", None)
+        if found == name and direction in ("up", "down"):
+            return "max" if direction == "up" else "min"
+    return None
 
 
 # Stock callbacks that cannot work in this loop, by class name, with the reason.
