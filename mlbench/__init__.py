@@ -26,6 +26,8 @@ from mlbench.version import __version__
 _PUBLIC = {"train": ("mlbench.trainer.api", "train"),
            "fit": ("mlbench.trainer.fit", "fit"),
            "benchmark": ("mlbench.bench.bench", "benchmark"),
+           "infer": ("mlbench.bench.infer", "infer"),
+           "InferenceResult": ("mlbench.results.records", "InferenceResult"),
            "TrainResult": ("mlbench.results.records", "TrainResult"),
            "BenchmarkResult": ("mlbench.results.records", "BenchmarkResult"),
            "RunInterrupted": ("mlbench.training.interrupt", "RunInterrupted"),
@@ -57,6 +59,8 @@ if TYPE_CHECKING:  # what IDEs and type checkers see
     from mlbench import data, models  # noqa: F401
     from mlbench.trainer.api import train  # noqa: F401
     from mlbench.bench.bench import benchmark  # noqa: F401
+    from mlbench.bench.infer import infer  # noqa: F401
+    from mlbench.results.records import InferenceResult  # noqa: F401
     from mlbench.results.records import BenchmarkResult  # noqa: F401
     from mlbench.trainer.evaluation import evaluate, export, load  # noqa: F401
     from mlbench.trainer.fit import fit  # noqa: F401

@@ -18,7 +18,8 @@ import os
 import sys
 import traceback
 
-from mlbench.cli import benchmark, data, launch, listing, mlperf, project, results, train
+from mlbench.cli import (benchmark, data, infer, launch, listing, mlperf, project, results,
+                         train)
 from mlbench.cli.common import (ALIASES, EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
                                 EXIT_TARGET, EXIT_USAGE, SIMPLE_EXIT_CODES, gin_flags,
                                 host_flags, import_flags)
@@ -48,6 +49,8 @@ COMMANDS = {
     "benchmark": ("images/sec the tf_cnn_benchmarks way, one model or a suite",
                   lambda p: (benchmark.benchmark_flags(p), import_flags(p), host_flags(p)),
                   benchmark.run_benchmark),
+    "infer": ("inference latency (nearest-rank percentiles) and throughput over a batch "
+              "sweep", infer.infer_flags, infer.run_infer),
     "mlperf": ("MLPerf time-to-quality runs, compliance-checked logs and the olympic score",
                lambda p: (mlperf.mlperf_flags(p), import_flags(p)), mlperf.run_mlperf),
     "project": ("images/sec, minutes and dollars on N devices or hosts projected from one "

@@ -8,6 +8,7 @@ then decoded into the record).
 | benchmark | <dir>/result.json       | BenchmarkResult | `mlbench benchmark --output_dir` |
 | suite     | <dir>/results.json      | SuiteResults    | a benchmark suite              |
 | mlperf    | <dir>/results.json      | MLPerfResults   | `mlbench mlperf` (a run set)   |
+| inference | <dir>/inference.json    | InferenceResult | `mlbench infer --output_dir`   |
 
 Reports, comparisons, evaluation, the projector and the MLPerf packager read through
 `read`, which returns records; files written before the `kind` stamp are recognised by
@@ -20,13 +21,14 @@ from mlbench.files import write_json
 from mlbench.results import codec, records
 
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
-         "mlperf": "results.json"}
+         "mlperf": "results.json", "inference": "inference.json"}
 # written with every file; a reader refuses a newer one it cannot know. 2: a history
 # record's learning rate is `learning_rate` (1 wrote `lr`, still read).
 SCHEMA = 2
 RESULT_KINDS = tuple(FILES)
 RECORDS = {"train": records.TrainResult, "benchmark": records.BenchmarkResult,
-           "suite": records.SuiteResults, "mlperf": records.MLPerfResults}
+           "suite": records.SuiteResults, "mlperf": records.MLPerfResults,
+           "inference": records.InferenceResult}
 
 
 def path_of(kind, folder):
@@ -63,6 +65,7 @@ FIELDS = {
                   "batch_size": int},
     "suite": {"results": list},
     "mlperf": {"score": dict, "runs": list, "settings": dict},
+    "inference": {"model": str, "rows": list, "precision": str},
 }
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
                int: "an integer", float: "a number", type(None): "null"}
@@ -140,13 +143,13 @@ def read_if_present(kind, folder):
 def _file(path, argument):
     if os.path.isfile(path):
         return path
-    for name in ("results.json", "result.json"):
+    for name in ("results.json", "result.json", "inference.json"):
         candidate = os.path.join(path, name)
         if os.path.isfile(candidate):
             return candidate
     raise ValueError(f"`{argument}` ({path!r}) is no result file and no directory holding "
-                     "results.json or result.json: give what a benchmark, suite, train or "
-                     "mlperf run wrote.")
+                     "results.json, result.json or inference.json: give what a benchmark, "
+                     "suite, train, mlperf or infer run wrote.")
 
 
 def _recognised(data):

@@ -1,0 +1,121 @@
+"""`infer(model, ...) -> InferenceResult`: inference latency and throughput over a batch
+sweep, measured the MLPerf LoadGen way (`mlbench.bench.latency`).
+
+Per batch size: a forward pass (`training=False`) compiled once as a `tf.function` (with
+XLA when asked), inputs made on the device before timing (synthetic, shaped as the
+model's input: no disk or host copy in the figure), `num_warmup_batches` untimed, then
+batches timed from dispatch to the outputs on the host (`.numpy()`), until
+`min_batches` and `min_seconds`, within `max_seconds`. The sweep stops at the first
+batch size the time budget (`max_total_seconds`) cannot afford or that runs out of
+memory, and says why.
+
+Not here yet: model_dirs and exported SavedModels as the model, real data, MLPerf
+Inference scenarios on LoadGen, peak memory and the largest batch that fits
+(docs/inference.md says what is measured and what is not).
+"""
+import time
+from typing import Any, Optional, Sequence
+
+import tensorflow as tf
+
+from mlbench import models
+from mlbench.bench import latency
+from mlbench.data import synthetic
+from mlbench.machine import environment
+from mlbench.models import own
+from mlbench.models import precision as precision_lib
+from mlbench.plan import resolvers
+from mlbench.reprs import short
+from mlbench.results.records import InferenceResult
+
+DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+          precision: str = "auto", jit_compile: bool = False, num_warmup_batches: int = 10,
+          min_batches: int = 50, min_seconds: float = 1.0, max_seconds: float = 30.0,
+          max_total_seconds: Optional[float] = 600.0, num_classes: int = 1000,
+          seed: int = 0, verbose: bool = True, clock=time.perf_counter) -> InferenceResult:
+    """Times inference of `model` at each batch size; returns an InferenceResult.
+
+    Args:
+      model: a zoo name (random weights) or a built Keras model (tf_keras or Keras 3)
+        with one input of known shape.
+      batch_sizes: the sweep, each >= 1.
+      precision: 'auto' (mixed_bfloat16 on CPUs with bf16 units and GPUs that have it,
+        else float32), 'float32', 'mixed_bfloat16' or 'mixed_float16'; a model instance
+        keeps the policy it was built under.
+      jit_compile: compile the forward pass with XLA.
+      num_warmup_batches / min_batches / min_seconds / max_seconds: per batch size.
+      max_total_seconds: the whole sweep's budget; larger batches are skipped once it
+        is spent (None: no budget).
+
+    Raises:
+      ValueError: bad arguments, before anything is built.
+    """
+    _check(batch_sizes, num_warmup_batches, min_batches, max_seconds)
+    info = models.resolve(model)
+    if info.kind == "vector" or (info.input_shape is None and info.instance is None):
+        raise ValueError(f"`model` ({short(model)}) needs one input of known shape to be "
+                         "fed synthetic inputs.")
+    policy = resolvers.resolve_precision(info, precision)
+    with precision_lib.policy_scope(policy):
+        built = info.instance if info.instance is not None else \
+            models.get(info.name, num_classes=num_classes)
+    forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
+    source = synthetic.for_model(info if info.input_shape else _shaped(info, built),
+                                 num_classes=num_classes)
+    rows, skipped, started = [], {}, clock()
+    for batch in batch_sizes:
+        if max_total_seconds is not None and clock() - started > max_total_seconds:
+            skipped[str(batch)] = f"the sweep's budget of {max_total_seconds:g} s was spent"
+            continue
+        try:
+            rows.append(_one_batch(forward, source, batch, seed, num_warmup_batches,
+                                   min_batches, min_seconds, max_seconds, clock))
+        except tf.errors.ResourceExhaustedError as e:
+            skipped[str(batch)] = f"out of memory ({str(e).splitlines()[0][:120]})"
+            break
+        if verbose:
+            print(latency.table(rows[-1:], policy).splitlines()[-1], flush=True)
+    result = InferenceResult(info.name, policy, bool(jit_compile), _device(), "synthetic",
+                             rows, skipped, environment())
+    if verbose:
+        print(latency.table(result.rows, policy))
+        for batch, why in skipped.items():
+            print(f"batch {batch} skipped: {why}")
+    return result
+
+
+def _check(batch_sizes, num_warmup_batches, min_batches, max_seconds):
+    if not batch_sizes or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1
+                                  for b in batch_sizes):
+        raise ValueError(f"`batch_sizes` ({batch_sizes!r}) must be a non-empty list of "
+                         "integers >= 1, e.g. 1,8,32.")
+    if num_warmup_batches < 0:
+        raise ValueError(f"`num_warmup_batches` ({num_warmup_batches}) must be >= 0.")
+    if min_batches < 1:
+        raise ValueError(f"`min_batches` ({min_batches}) must be >= 1.")
+    if not max_seconds > 0:
+        raise ValueError(f"`max_seconds` ({max_seconds}) must be > 0.")
+
+
+def _shaped(info, built):
+    import dataclasses
+    return dataclasses.replace(info, input_shape=own.input_shape_of(built), kind="image")
+
+
+def _one_batch(forward, source, batch, seed, num_warmup, min_batches, min_seconds,
+               max_seconds, clock):
+    inputs = source.replica_batch(batch, seed)
+    inputs = inputs if isinstance(inputs, dict) else inputs[0]  # images; BERT's dict
+
+    def run_batch():
+        tf.nest.map_structure(lambda t: t.numpy(), forward(inputs))  # outputs on the host
+    return latency.measure(run_batch, batch, num_warmup, min_batches, min_seconds,
+                           max_seconds, clock)
+
+
+def _device():
+    gpus = tf.config.list_logical_devices("GPU")
+    return "/gpu:0" if gpus else "/cpu:0"
