@@ -78,7 +78,10 @@ def build(plan, log=None):
     if not resumed_from and plan.directory.init_checkpoint:
         _warm_start(model, plan.directory.init_checkpoint,
                     log or logging.getLogger("mlbench").warning)
-    done = int(optimizer.iterations.numpy())
+    # your model's own optimizer trained by an earlier fit (no model_dir): this run's
+    # steps count from 0 above its iterations, which its schedule keeps reading as Keras' do
+    step.step_offset = 0 if resumed_from else int(optimizer.iterations.numpy())
+    done = step.global_step
     make_eval = (lambda: eval_inputs(plan, coordinator)) if plan.has_eval else None
     return Parts(model, optimizer, task, step, checkpoint,
                  train_inputs(plan, done, coordinator), make_eval, resumed_from,
@@ -142,12 +145,43 @@ def _model_and_optimizer(plan):
     with plan.distribution.strategy.scope():
         with precision_lib.policy_scope(precision):
             model = _build_model(plan)
-        optimizer = _optimizer(plan.objective, model)
+        optimizer = _models_own_optimizer(plan, model) or _optimizer(plan.objective, model)
         optimizer = precision_lib.wrap_optimizer(optimizer, precision)
         # slots (and a loss scale) made here, under the strategy's scope, not on the first
         # step inside the compiled function: a resume matches and restores all of them
-        optimizers.build_variables(optimizer, model.trainable_variables)
+        if not getattr(optimizer, "built", False):  # a Keras 3 optimizer trained before
+            optimizers.build_variables(optimizer, model.trainable_variables)
+    _attach(model, optimizer)
     return model, optimizer
+
+
+def _attach(model, optimizer):
+    """`model.optimizer` is the optimizer the run trains with, as after Keras' compile and
+    fit: learning-rate callbacks read and set `model.optimizer.learning_rate` (the step
+    reads that variable every step, and checkpoints hold it), and after the run the model
+    holds its trained optimizer (`iterations`, slots) for `model.save` or another fit."""
+    try:
+        model.optimizer = optimizer
+    except (AttributeError, TypeError):  # a model class that forbids the attribute
+        pass
+
+
+def _models_own_optimizer(plan, model):
+    """Your model instance's compile() optimizer itself, when nothing overrides it (no
+    `optimizer=` or `learning_rate=`) and it carries no loss scale of its own: trained in
+    place as Keras' fit trains it, so a second run continues its moments (into a model_dir
+    only while it is untrained: that run's checkpoints count its steps from 0). An
+    instance always runs on the default strategy, where its optimizer's variables live."""
+    sources = plan.objective.sources
+    own_one = getattr(model, "optimizer", None)
+    if (plan.model.info.instance is None or own_one is None or
+            sources.get("optimizer") != "compile()" or
+            sources.get("learning_rate") != "compile()" or
+            precision_lib.uses_loss_scale(own_one)):
+        return None
+    if plan.directory.model_dir and int(own_one.iterations.numpy()):
+        return None  # a model_dir's checkpoints count the run's own steps: a fresh copy
+    return own_one
 
 
 def _optimizer(objective, model):

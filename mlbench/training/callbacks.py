@@ -87,12 +87,22 @@ class Callback:
 
 
 class CallbackError(RuntimeError):
-    """A callback raised: the run failed, and the error names the callback and event."""
+    """A callback raised: the run failed, and the error names the callback and event.
+    `CallbackError.of` makes one that is also of the original error's type, so code that
+    catches what Keras' fit raises (a TypeError from ReduceLROnPlateau) still catches it."""
 
     def __init__(self, callback, event, error):
         super().__init__(f"callback {type(callback).__name__} raised in {event}: "
                          f"{type(error).__name__}: {error}")
         self.callback, self.event = callback, event
+
+    @classmethod
+    def of(cls, callback, event, error):
+        try:
+            both = type(cls.__name__, (cls, type(error)), {"__module__": cls.__module__})
+            return both(callback, event, error)
+        except TypeError:  # an error type whose layout cannot be mixed in (OSError)
+            return cls(callback, event, error)
 
 
 def call_each(callbacks, event, *args):
@@ -105,7 +115,7 @@ def call_each(callbacks, event, *args):
         except Exception as e:  # any error of a user's code fails the run, named
             if getattr(callback, "raises_as_the_run", False):  # Keras callbacks have none
                 raise
-            raise CallbackError(callback, event, e) from e
+            raise CallbackError.of(callback, event, e) from e
 
 
 class CallbackList(Callback):
@@ -350,11 +360,6 @@ def _compiled_direction(model, monitor):
 
 # Stock callbacks that cannot work in this loop, by class name, with the reason.
 REFUSED = {
-    "LearningRateScheduler": "it rewrites the optimizer's learning rate each epoch, but "
-                             "mlbench's learning rate is a schedule of the step: give "
-                             "`optimizer_options` (schedule, warmup_steps, decay_steps)",
-    "ReduceLROnPlateau": "it rewrites the optimizer's learning rate, but mlbench's is a "
-                         "schedule of the step (and checkpoints would not hold the change)",
     "TensorBoard": "mlbench writes TensorBoard summaries itself, to model_dir/train and "
                    "model_dir/validation: run `tensorboard --logdir <model_dir>`",
     "BackupAndRestore": "mlbench resumes from the checkpoints in model_dir itself "

@@ -55,15 +55,15 @@ def _object_graph(reader):
 def state(reader, items):
     """{path: shape} of the variables under the checkpoint's `items` (its root's children
     by name, e.g. model, optimizer), read from its object graph as TensorFlow's restore
-    matches them: a variable's path is its shortest one from its item (a Keras 3 model's
-    weights are written once, under whichever object reached them first, yet restore by
-    the graph), an optimizer slot's the path of its variable and the slot's name."""
+    matches them: a variable's path is its shortest one from the root through `items`
+    (breadth first, as TensorFlow names what it writes: a Keras 3 model's weights are
+    written once, under whichever object reached them first, yet restore by the graph;
+    an optimizer the model also holds as `model.optimizer` keeps its own paths), an
+    optimizer slot's the path of its variable and the slot's name."""
     graph = _object_graph(reader)
     shapes = reader.get_variable_to_shape_map()
-    paths = {}
-    for ref in graph.nodes[0].children:
-        if ref.local_name in items:
-            _walk(graph, ref.node_id, ref.local_name, paths)
+    paths = _walk(graph, [(r.node_id, r.local_name) for r in graph.nodes[0].children
+                          if r.local_name in items])
     found = {}
     for node_id, path in paths.items():
         node = graph.nodes[node_id]
@@ -79,16 +79,18 @@ def state(reader, items):
     return found
 
 
-def _walk(graph, start, name, paths):
-    """Breadth first from node `start`: the first (shortest) path to each node."""
-    queue = collections.deque([(start, name)])
-    paths.setdefault(start, name)
+def _walk(graph, starts):
+    """Breadth first from the `starts` ([(node, name)]): the first (shortest) path to
+    each node reached."""
+    paths = {node: name for node, name in starts}
+    queue = collections.deque(starts)
     while queue:
         node_id, path = queue.popleft()
         for child in graph.nodes[node_id].children:
             if child.node_id not in paths:
                 paths[child.node_id] = f"{path}/{child.local_name}"
                 queue.append((child.node_id, paths[child.node_id]))
+    return paths
 
 
 def expected_state(checkpoint, items):

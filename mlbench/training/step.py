@@ -83,6 +83,9 @@ class TrainStep:
                               hasattr(task, "update_train_metrics"))
         self.log = log or logging.getLogger("mlbench").warning
         self.steps_run = 0  # calls' steps, forward mode included (no optimizer counts them)
+        # the optimizer's updates before this run (your model's own optimizer, trained by
+        # an earlier fit): the run counts its own steps from 0 above them
+        self.step_offset = 0
         # Every trace of the step: {'step', 'inputs', 'seconds' (of the call that traced:
         # trace, compile and its steps), 'cause'}; read by the compile diagnosis.
         self.traces = []
@@ -297,10 +300,11 @@ class TrainStep:
 
     @property
     def global_step(self):
-        """Optimizer updates done (calls' steps in forward mode, where nothing counts)."""
+        """This run's optimizer updates done (calls' steps in forward mode, where nothing
+        counts): the optimizer's iterations less `step_offset`."""
         if self.mode == "forward":
             return self.steps_run
-        return int(self.optimizer.iterations.numpy())
+        return int(self.optimizer.iterations.numpy()) - self.step_offset
 
     def state_variables(self):
         """Every variable a checkpoint or the warm-up's restore must cover: the model's and

@@ -323,3 +323,74 @@ def test_two_outputs_losses_weight_and_sum_as_keras_does():
     assert ours["cls_loss"] == pytest.approx(float(cls), rel=1e-5)
     assert ours["reg_loss"] == pytest.approx(float(reg), rel=1e-5)
     assert ours["eval_loss"] == pytest.approx(float(cls) + 0.5 * float(reg), rel=1e-5)
+
+
+def _linear(seed=0, optimizer=None):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(4)])
+    model.compile(optimizer=optimizer or keras.optimizers.Adam(0.01),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def test_the_models_own_optimizer_is_trained_in_place_and_a_second_fit_continues_it():
+    """Two fits in a row with Adam, as Keras runs them: the model's compiled optimizer is
+    the one trained (its iterations count every step, its moments carry over), and the
+    losses of both fits equal Keras' own two fits on the same model and data."""
+    ours, theirs = _linear(), _linear()
+    compiled = ours.optimizer
+    kwargs = dict(batch_size=40, epochs=2, shuffle=False, verbose=0)
+    first = mlbench.fit(ours, X, Y, precision="float32", jit_compile=False, **kwargs)
+    second = mlbench.fit(ours, X, Y, precision="float32", jit_compile=False, **kwargs)
+    assert ours.optimizer is compiled and int(compiled.iterations.numpy()) == 2 * 2 * 10
+    keras_first = theirs.fit(X, Y, **kwargs)
+    keras_second = theirs.fit(X, Y, **kwargs)
+    np.testing.assert_allclose(first.history["loss"] + second.history["loss"],
+                               keras_first.history["loss"] + keras_second.history["loss"],
+                               rtol=1e-4)
+    for mine, keras_weight in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(mine, keras_weight, rtol=1e-4, atol=1e-5)
+
+
+def test_reduce_lr_on_plateau_falls_at_keras_epochs_and_a_resume_keeps_the_reduced_rate(
+        tmp_path):
+    """A rate too small to move the weights keeps val_loss flat: with patience 1 the rate
+    falls at the same epochs as in Keras' fit; the checkpoint holds it, so a run that
+    resumes from that model_dir (without the callback) trains at the reduced rate."""
+    def callback():
+        return keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=1,
+                                                 min_delta=1.0)
+    kwargs = dict(batch_size=40, epochs=5, shuffle=False, verbose=0,
+                  validation_data=(X[:80], Y[:80]))
+    model = _linear(optimizer=keras.optimizers.SGD(1e-9))
+    ours = mlbench.fit(model, X, Y, callbacks=[callback()], precision="float32",
+                       model_dir=str(tmp_path / "run"), **kwargs)
+    theirs = _linear(optimizer=keras.optimizers.SGD(1e-9)).fit(X, Y, callbacks=[callback()],
+                                                               **kwargs)
+    np.testing.assert_allclose(ours.history["learning_rate"],
+                               theirs.history["learning_rate"], rtol=1e-6)
+    assert ours.history["learning_rate"][-1] < 1e-9 / 2  # it fell, more than once
+    resumed = mlbench.fit(_linear(optimizer=keras.optimizers.SGD(1e-9)), X, Y,
+                          precision="float32", model_dir=str(tmp_path / "run"),
+                          **dict(kwargs, epochs=6))
+    # the rate in force at the end (an epoch's log holds the rate before that epoch's cut)
+    in_force = float(model.optimizer.learning_rate.numpy())
+    assert in_force <= ours.history["learning_rate"][-1]
+    assert resumed.result.resumed_from_step == 50
+    assert resumed.result.history[-1]["learning_rate"] == pytest.approx(in_force, rel=1e-6)
+
+
+def test_learning_rate_scheduler_sets_each_epochs_rate_as_in_keras():
+    def schedule(epoch, rate):
+        return 0.1 / (epoch + 1)
+    kwargs = dict(batch_size=40, epochs=3, shuffle=False, verbose=0)
+    model = _linear(optimizer=keras.optimizers.SGD(0.5))
+    ours = mlbench.fit(model, X, Y, precision="float32",
+                       callbacks=[keras.callbacks.LearningRateScheduler(schedule)], **kwargs)
+    rates = [r["learning_rate"] for r in ours.result.history if r.get("epoch_end")]
+    np.testing.assert_allclose(rates, [0.1, 0.05, 0.1 / 3], rtol=1e-6)
+    assert float(model.optimizer.learning_rate.numpy()) == pytest.approx(0.1 / 3)
+    theirs = _linear(optimizer=keras.optimizers.SGD(0.5)).fit(
+        X, Y, callbacks=[keras.callbacks.LearningRateScheduler(schedule)], **kwargs)
+    assert set(theirs.history) <= set(ours.history)
+    np.testing.assert_allclose(ours.history["loss"], theirs.history["loss"], rtol=1e-4)
