@@ -346,9 +346,9 @@ class TrainResult:
     @property
     def keras_history(self):
         """`history` in Keras' `History.history` shape, one entry per epoch (an epoch is
-        one eval period): {'loss': [...], 'learning_rate': [...], 'val_loss': [...],
-        'val_<metric>': [...], and the metrics under mlbench's names}, the logs Keras
-        callbacks received at each epoch's end."""
+        one eval period): {'loss': [...], 'val_loss': [...], 'val_<metric>': [...], and
+        the metrics under mlbench's names}, the logs Keras callbacks received at each
+        epoch's end (the rate of every block is in `history`)."""
         from mlbench.training.callbacks import keras_history
         return keras_history(self.history)
 

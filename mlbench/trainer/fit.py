@@ -46,6 +46,8 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
       run's `mlbench.TrainResult`.
     """
     _refuse_unsupported(initial_epoch, validation_freq, shuffle, mlbench_options)
+    x, y, steps_per_epoch = _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch)
+    validation_data = _validation_as_fit_takes(validation_data)
     data, eval_data, batch = _data(x, y, sample_weight, batch_size, validation_split,
                                    validation_data, validation_steps)
     history = _history_for(model)
@@ -64,6 +66,84 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     history.result = result
     result.model.history = history
     return history
+
+
+def _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch):
+    """(x, y, steps_per_epoch) with the inputs `fit` takes beyond arrays and datasets made
+    into those: pandas DataFrames and Series become arrays; a `keras.utils.PyDataset`, a
+    Python generator or a tf_keras `Sequence` becomes a dataset of its batches through
+    Keras' own data adapters (their workers, queue and peeking are Keras'), read lazily:
+    no pass over the data before step 1."""
+    x, y = _unpandas(x), _unpandas(y)
+    kind = _batches_kind(x)
+    if kind is None:
+        return x, y, steps_per_epoch
+    for name, value in (("y", y), ("sample_weight", sample_weight),
+                        ("batch_size", batch_size)):
+        if value is not None:
+            raise ValueError(f"`{name}` ({short(value)}) is not taken with a {kind} `x`, as "
+                             "in Keras: it yields its own batches (x, y[, sample_weight]).")
+    from keras.src.trainers.data_adapters import get_data_adapter
+    if kind == "PyDataset" and (x.workers > 1 or x.use_multiprocessing):
+        raise ValueError(f"`x` (a PyDataset with workers={x.workers}, use_multiprocessing="
+                         f"{x.use_multiprocessing}): Keras' worker pool feeding mlbench's "
+                         "input pipeline does not finish here yet; give workers=1 (or a "
+                         "tf.data.Dataset, which prefetches in parallel itself).")
+    if kind == "tf_keras Sequence":
+        x, kind, steps_per_epoch = _passes(x), "generator", steps_per_epoch or len(x)
+    if kind == "generator" and steps_per_epoch is None:
+        raise ValueError("`steps_per_epoch` is needed with a generator `x`: mlbench reads "
+                         "it as a stream (an epoch is that many batches), as Keras does "
+                         "for a generator that does not end.")
+    adapter = get_data_adapter(x, steps_per_epoch=steps_per_epoch)
+    steps = steps_per_epoch or adapter.num_batches
+    if not steps:
+        raise ValueError(f"`x` (a {kind}) has no known length: give `steps_per_epoch`.")
+    return adapter.get_tf_dataset(), None, steps
+
+
+def _unpandas(value):
+    """A pandas DataFrame or Series as its array (Keras takes them so)."""
+    if type(value).__name__ in ("DataFrame", "Series") and hasattr(value, "to_numpy"):
+        return value.to_numpy()
+    return value
+
+
+def _batches_kind(x):
+    """What kind of batch source `x` is ('PyDataset', 'generator', 'tf_keras Sequence'),
+    or None for arrays and datasets."""
+    import inspect
+    keras = keras3.loaded()
+    if keras is not None and isinstance(x, keras.utils.PyDataset):
+        return "PyDataset"
+    if inspect.isgenerator(x):
+        return "generator"
+    import tf_keras
+    if isinstance(x, tf_keras.utils.Sequence):
+        return "tf_keras Sequence"
+    return None
+
+
+def _passes(sequence):
+    """A tf_keras `Sequence` as a generator of one pass of its batches after another
+    (Keras 3's adapters take Keras 3's PyDataset, not tf_keras' Sequence)."""
+    while True:
+        for index in range(len(sequence)):
+            yield sequence[index]
+        sequence.on_epoch_end()
+
+
+def _validation_as_fit_takes(validation_data):
+    """A PyDataset given as validation data: a dataset of one pass of its batches
+    (generators are refused: an eval set must be read whole at every eval)."""
+    kind = _batches_kind(validation_data)
+    if kind is None:
+        return validation_data
+    if kind != "PyDataset":
+        raise ValueError(f"`validation_data` (a {kind}) cannot be read again at every "
+                         "eval: give arrays, a tf.data.Dataset or a keras.utils.PyDataset.")
+    from keras.src.trainers.data_adapters import get_data_adapter
+    return get_data_adapter(validation_data).get_tf_dataset().take(len(validation_data))
 
 
 def _keras_steps_per_epoch(data, batch):

@@ -171,15 +171,16 @@ class CallbackList(Callback):
         self._each("on_run_error", error)
 
 
-def epoch_logs(blocks, learning_rate, metrics=None, train_metrics=None):
+def epoch_logs(blocks, metrics=None, train_metrics=None):
     """One epoch's logs in Keras' names and meanings: `loss` (the step-weighted mean
-    training loss of its blocks, `blocks` = [(steps, loss)]), `learning_rate`, the
-    training metrics under their own names (`accuracy`: over the epoch's training
-    batches, computed for models of your own), and for an evaluated epoch the validation
-    figures `val_loss` and `val_<metric>`."""
+    training loss of its blocks, `blocks` = [(steps, loss)]), the training metrics under
+    their own names (`accuracy`: over the epoch's training batches, computed for models
+    of your own), and for an evaluated epoch the validation figures `val_loss` and
+    `val_<metric>`. No `learning_rate`: Keras' fit logs it only when a learning-rate
+    callback adds it (ReduceLROnPlateau and LearningRateScheduler do, here too);
+    `TrainResult.history` keeps the rate of every block."""
     steps = sum(n for n, _ in blocks)
-    logs = {"loss": sum(n * loss for n, loss in blocks) / steps if steps else math.nan,
-            "learning_rate": learning_rate}
+    logs = {"loss": sum(n * loss for n, loss in blocks) / steps if steps else math.nan}
     logs.update(train_metrics or {})
     for name, value in (metrics or {}).items():
         logs[log_name(name)] = value
@@ -195,13 +196,8 @@ def log_name(metric):
 def log_names(produced, has_eval, trained=()):
     """Every key a run's epoch logs can carry, for eval metrics `produced` and training
     metrics `trained`."""
-    return (["loss", "learning_rate"] + list(trained) +
+    return (["loss"] + list(trained) +
             ([log_name(m) for m in produced] if has_eval else []))
-
-
-def _learning_rate(record):
-    """A history record's learning rate (result files before 0.2 called it 'lr')."""
-    return record["learning_rate"] if "learning_rate" in record else record["lr"]
 
 
 def keras_history(history):
@@ -215,12 +211,10 @@ def keras_history(history):
         previous = record["step"]
         metrics = record.get("metrics", metrics if by_pass else None)
         if record.get("epoch_end") if by_pass else "metrics" in record:
-            epochs.append(epoch_logs(blocks, _learning_rate(record), metrics,
-                                     record.get("train_metrics")))
+            epochs.append(epoch_logs(blocks, metrics, record.get("train_metrics")))
             blocks, metrics = [], None
     if blocks:
-        epochs.append(epoch_logs(blocks, _learning_rate(history[-1]), metrics,
-                                 history[-1].get("train_metrics")))
+        epochs.append(epoch_logs(blocks, metrics, history[-1].get("train_metrics")))
     keys = []
     for logs in epochs:
         keys += [k for k in logs if k not in keys]
@@ -231,13 +225,13 @@ class KerasCallbacks(Callback):
     """Keras callbacks (tf_keras or Keras 3) driven by the run's events as `fit` drives
     them: train begin/end, epoch begin/end (an epoch is a pass over the training data
     when the run is counted in epochs, else one eval period), train batch begin/end (a
-    batch = one block of steps, logs `loss` and `learning_rate`), test begin/end around
+    batch = one block of steps, logs `loss`), test begin/end around
     each eval."""
 
     def __init__(self, callbacks):
         self.callbacks = list(callbacks)
         self.epoch, self.batch, self.blocks, self.open = 0, 0, [], False
-        self.learning_rate, self.last_logs = None, {}
+        self.last_logs = {}
         self.by_pass, self.pending, self.train_metrics = False, None, None
 
     def _each(self, method, *args):
@@ -267,7 +261,7 @@ class KerasCallbacks(Callback):
     def on_block_stop(self, step, logs=None):
         logs = dict(logs or {})
         self.blocks.append((logs.pop("steps", 1), logs["loss"]))
-        self.learning_rate = logs["learning_rate"]
+        logs.pop("learning_rate", None)  # as fit's batch logs: a callback adds it if it sets it
         self.train_metrics = logs.pop("train_metrics", None)
         logs.update(self.train_metrics or {})  # as fit's batch logs carry them
         self._each("on_train_batch_end", self.batch, logs)
@@ -290,8 +284,7 @@ class KerasCallbacks(Callback):
             self.pending = None
 
     def _end_epoch(self, metrics=None):
-        self.last_logs = epoch_logs(self.blocks, self.learning_rate, metrics,
-                                    self.train_metrics)
+        self.last_logs = epoch_logs(self.blocks, metrics, self.train_metrics)
         self._each("on_epoch_end", self.epoch, self.last_logs)
         self.epoch, self.open = self.epoch + 1, False
 

@@ -52,18 +52,23 @@ def _object_graph(reader):
     return graph
 
 
-def state(reader, items):
+def state(reader, items, partial=False):
     """{path: shape} of the variables under the checkpoint's `items` (its root's children
     by name, e.g. model, optimizer), read from its object graph as TensorFlow's restore
     matches them: a variable's path is its shortest one from the root through `items`
     (breadth first, as TensorFlow names what it writes: a Keras 3 model's weights are
     written once, under whichever object reached them first, yet restore by the graph;
     an optimizer the model also holds as `model.optimizer` keeps its own paths), an
-    optimizer slot's the path of its variable and the slot's name."""
+    optimizer slot's the path of its variable and the slot's name. `partial`: the items'
+    own `optimizer` child (a model's `model.optimizer`) is left out, as a restore of the
+    model's weights alone leaves it."""
     graph = _object_graph(reader)
     shapes = reader.get_variable_to_shape_map()
-    paths = _walk(graph, [(r.node_id, r.local_name) for r in graph.nodes[0].children
-                          if r.local_name in items])
+    starts = [(r.node_id, r.local_name) for r in graph.nodes[0].children
+              if r.local_name in items]
+    blocked = {c.node_id for node, _ in starts for c in graph.nodes[node].children
+               if partial and c.local_name == "optimizer"}
+    paths = _walk(graph, starts, blocked)
     found = {}
     for node_id, path in paths.items():
         node = graph.nodes[node_id]
@@ -79,34 +84,36 @@ def state(reader, items):
     return found
 
 
-def _walk(graph, starts):
-    """Breadth first from the `starts` ([(node, name)]): the first (shortest) path to
-    each node reached."""
+def _walk(graph, starts, blocked=()):
+    """Breadth first from the `starts` ([(node, name)]), never into `blocked` nodes: the
+    first (shortest) path to each node reached."""
     paths = {node: name for node, name in starts}
+    seen = set(paths) | set(blocked)
     queue = collections.deque(starts)
     while queue:
         node_id, path = queue.popleft()
         for child in graph.nodes[node_id].children:
-            if child.node_id not in paths:
+            if child.node_id not in seen:
+                seen.add(child.node_id)
                 paths[child.node_id] = f"{path}/{child.local_name}"
                 queue.append((child.node_id, paths[child.node_id]))
     return paths
 
 
-def expected_state(checkpoint, items):
+def expected_state(checkpoint, items, partial=False):
     """{path: shape} that `checkpoint` (a tf.train.Checkpoint of live objects) saves under
     `items`, read back from TensorFlow's in-memory filesystem."""
     folder = f"ram://mlbench_expected_{uuid.uuid4().hex}"
     try:
         path = checkpoint.write(f"{folder}/ckpt")
-        return state(tf.compat.v1.train.NewCheckpointReader(path), items)
+        return state(tf.compat.v1.train.NewCheckpointReader(path), items, partial)
     finally:
         tf.io.gfile.rmtree(folder)
 
 
-def stored_state(path, items):
+def stored_state(path, items, partial=False):
     """{path: shape} of the variables under `items` in the checkpoint at `path`."""
-    return state(tf.train.load_checkpoint(path), items)
+    return state(tf.train.load_checkpoint(path), items, partial)
 
 
 def differences(expected, stored):
@@ -118,11 +125,12 @@ def differences(expected, stored):
     return missing, unexpected, reshaped
 
 
-def check_state(expected, path, way_out, items):
+def check_state(expected, path, way_out, items, partial=False):
     """Raises CheckpointMismatch unless the checkpoint at `path` holds, under `items`,
     exactly the variables of `expected` ({path: shape}, from `expected_state`); returns
     how many."""
-    missing, unexpected, reshaped = differences(expected, stored_state(path, items))
+    missing, unexpected, reshaped = differences(expected,
+                                                stored_state(path, items, partial))
     if missing or unexpected or reshaped:
         raise CheckpointMismatch(path, missing, unexpected, reshaped, way_out)
     return len(expected)
@@ -132,7 +140,22 @@ def restore_items(items, path, way_out):
     """Restores `items` ({name: trackable}, e.g. {"model": model}) alone from the
     checkpoint at `path`, deliberately partial (the rest, such as the optimizer, left
     unread), after every variable of theirs is matched by path and shape; how many."""
-    partial = tf.train.Checkpoint(**items)
-    count = check_state(expected_state(partial, tuple(items)), path, way_out, tuple(items))
-    partial.read(path).assert_existing_objects_matched().expect_partial()
+    names = tuple(items)
+    count = check_state(expected_state(tf.train.Checkpoint(**items), names, partial=True),
+                        path, way_out, names, partial=True)
+    # a model's own `model.optimizer` is not its weights: its values are put back as they
+    # were (TensorFlow's dependency on a Keras attribute outlives setting it to None)
+    kept = [(v, v.numpy()) for item in items.values()
+            for v in _optimizer_variables(getattr(item, "optimizer", None))]
+    tf.train.Checkpoint(**items).read(path).assert_existing_objects_matched().expect_partial()
+    for variable, value in kept:
+        variable.assign(value)
     return count
+
+
+def _optimizer_variables(optimizer):
+    """An optimizer's variables (either generation; tf_keras' legacy ones as a method)."""
+    if optimizer is None:
+        return []
+    variables = optimizer.variables
+    return list(variables() if callable(variables) else variables)

@@ -176,6 +176,6 @@ def test_published_gpu_anchors_are_the_pages_one_gpu_rows():
 
 
 def test_a_directory_without_results_is_refused_before_writing(tmp_path):
-    with pytest.raises(ValueError, match="no directory holding results.json or result.json"):
+    with pytest.raises(ValueError, match="no directory holding results.json, result.json or inference.json"):
         mlbench.report([str(tmp_path)], str(tmp_path / "out" / "r.html"))
     assert not (tmp_path / "out").exists()

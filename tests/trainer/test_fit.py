@@ -394,3 +394,57 @@ def test_learning_rate_scheduler_sets_each_epochs_rate_as_in_keras():
         X, Y, callbacks=[keras.callbacks.LearningRateScheduler(schedule)], **kwargs)
     assert set(theirs.history) <= set(ours.history)
     np.testing.assert_allclose(ours.history["loss"], theirs.history["loss"], rtol=1e-4)
+
+
+def _digit_vectors():
+    from mlbench.data.bundled import digits_arrays
+    (x, y), (xv, yv) = split(*digits_arrays(), eval_fraction=0.2)
+    return ((x.reshape(len(x), -1).astype("float32"), y),
+            (xv.reshape(len(xv), -1).astype("float32"), yv))
+
+
+def _digits_mlp():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(10)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model
+
+
+class _Batches(keras.utils.PyDataset):
+    def __init__(self, x, y, batch, **kwargs):
+        super().__init__(**kwargs)
+        self.x, self.y, self.batch = x, y, batch
+
+    def __len__(self):
+        return -(-len(self.x) // self.batch)
+
+    def __getitem__(self, index):
+        at = slice(index * self.batch, (index + 1) * self.batch)
+        return self.x[at], self.y[at]
+
+
+def test_a_pydataset_a_generator_and_a_dataframe_train_to_keras_quality():
+    """Measured on the digits, 3 epochs: PyDataset 0.766 (Keras 0.799), generator 0.794
+    (0.769), DataFrame 0.797 (0.774); broken batches (labels off by one) would give ~0.1."""
+    import pandas as pd
+    (x, y), (xv, yv) = _digit_vectors()
+
+    def stream():
+        while True:
+            for at in range(0, len(x), 32):
+                yield x[at:at + 32], y[at:at + 32]
+    cases = {"pydataset": lambda: dict(x=_Batches(x, y, 32)),
+             "generator": lambda: dict(x=stream(), steps_per_epoch=45),
+             "dataframe": lambda: dict(x=pd.DataFrame(x), y=pd.Series(y), batch_size=32)}
+    for name, given in cases.items():
+        ours = mlbench.fit(_digits_mlp(), epochs=3, validation_data=(xv, yv), verbose=0,
+                           precision="float32", **given())
+        theirs = _digits_mlp().fit(epochs=3, validation_data=(xv, yv), verbose=0, **given())
+        mine, keras_one = ours.history["val_accuracy"][-1], theirs.history["val_accuracy"][-1]
+        assert mine > 0.7 and abs(mine - keras_one) < 0.08, (name, mine, keras_one)
+    with pytest.raises(ValueError, match="workers=2"):
+        mlbench.fit(_digits_mlp(), _Batches(x, y, 32, workers=2), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="`steps_per_epoch` is needed with a generator"):
+        mlbench.fit(_digits_mlp(), stream(), epochs=1, verbose=0)
