@@ -51,7 +51,7 @@ def _fact(value):
     if isinstance(value, float):
         return f"<dd data-value=\"{_e(repr(value))}\">{value:.4g}</dd>"
     if isinstance(value, (dict, list)):
-        value = json.dumps(value)
+        value = json.dumps(value, ensure_ascii=False)
     return f"<dd>{_e(value)}</dd>"
 
 

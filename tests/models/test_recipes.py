@@ -48,7 +48,7 @@ def test_the_plan_takes_the_recipes_rate_records_its_rule_and_an_explicit_rate_w
 
 
 # (model, data, top-1 the 200th step must beat): measured at 0.953, 0.955, 0.844, 0.964,
-# 0.872 and 0.975 on a 2-core Xeon (mixed_bfloat16); the floors leave room for float32
+# 0.872 and 0.975 on a 2-core AMD EPYC (mixed_bfloat16); the floors leave room for float32
 # machines and other seeds' noise.
 LEARNS = [("simple_cnn", "mnist", 0.85), ("mlp", "digits", 0.85),
           ("alexnet_tiny", "digits", 0.6), ("vgg_tiny", "digits", 0.85),
