@@ -35,7 +35,8 @@ def run_launch(args):
         command = ["python", "-m", "mlbench", *rest] if rest[:1] and rest[0] in (
             "train", "benchmark", "mlperf") else command_line(rest)
         print(tfjob.to_yaml(tfjob.manifest(command, args.num_workers, args.num_ps,
-                                           args.image, args.tfjob_name)), end="")
+                                           args.image, args.tfjob_name),
+                            tfjob.network_policy(args.tfjob_name)), end="")
         return EXIT_OK
     code = _in_private_network(args, rest)
     if code is not None:

@@ -3,14 +3,21 @@
 Kubernetes gets no home-made scheduler: Kubeflow's training operator turns a
 TFJob's replica specs (Chief / Worker / PS) into pods and writes each pod's
 TF_CONFIG, which mlbench reads exactly as it reads the one `mlbench launch` sets.
+The pods carry a label of the job's own, and a NetworkPolicy beside the TFJob admits
+traffic to them only from each other.
 """
 import yaml
 
 
-def replica(count, image, command, restart_policy):
-    return {"replicas": count, "restartPolicy": restart_policy, "template": {"spec": {
+JOB_LABEL = "mlbench.job"  # on every pod of the job; the NetworkPolicy selects by it
+
+
+def replica(count, image, command, restart_policy, name="mlbench"):
+    return {"replicas": count, "restartPolicy": restart_policy, "template": {
+        "metadata": {"labels": {JOB_LABEL: name}},
         # the training operator finds the TensorFlow container by this name
-        "containers": [{"name": "tensorflow", "image": image, "command": list(command)}]}}}
+        "spec": {"containers": [{"name": "tensorflow", "image": image,
+                                 "command": list(command)}]}}}
 
 
 def manifest(command, num_workers, num_ps=0, image="mlbench:latest", name="mlbench"):
@@ -21,14 +28,25 @@ def manifest(command, num_workers, num_ps=0, image="mlbench:latest", name="mlben
         raise ValueError(f"`num_workers` ({num_workers}) must be >= 1.")
     if num_ps < 0:
         raise ValueError(f"`num_ps` ({num_ps}) must be >= 0.")
-    specs = {"Worker": replica(num_workers, image, command, "OnFailure")}
+    specs = {"Worker": replica(num_workers, image, command, "OnFailure", name)}
     if num_ps:
-        specs = {"Chief": replica(1, image, command, "Never"),
-                 "Worker": replica(num_workers, image, command, "OnFailure"),
-                 "PS": replica(num_ps, image, command, "Never")}
+        specs = {"Chief": replica(1, image, command, "Never", name),
+                 "Worker": replica(num_workers, image, command, "OnFailure", name),
+                 "PS": replica(num_ps, image, command, "Never", name)}
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
             "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}}
 
 
-def to_yaml(job):
-    return yaml.safe_dump(job, sort_keys=False)
+def network_policy(name="mlbench"):
+    """A NetworkPolicy admitting traffic to the job's pods only from the job's own pods:
+    TensorFlow's servers run whatever graph reaches their port (docs/security.md). It
+    takes effect where the cluster's network plugin enforces NetworkPolicies."""
+    own = {"matchLabels": {JOB_LABEL: name}}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": f"{name}-own-pods-only"},
+            "spec": {"podSelector": own, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"podSelector": own}]}]}}
+
+
+def to_yaml(*documents):
+    return yaml.safe_dump_all(documents, sort_keys=False)

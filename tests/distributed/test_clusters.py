@@ -59,7 +59,7 @@ def test_tfjob_manifest_has_chief_workers_and_ps_running_the_same_command():
                           "--image=registry/mlbench:0.2", "--", "train",
                           "--gin_file=cpu/mnist_cnn.gin", timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    job = yaml.safe_load(out.stdout)
+    job, policy = yaml.safe_load_all(out.stdout)
     assert job["apiVersion"] == "kubeflow.org/v1" and job["kind"] == "TFJob"
     specs = job["spec"]["tfReplicaSpecs"]
     assert {k: v["replicas"] for k, v in specs.items()} == {"Chief": 1, "Worker": 3, "PS": 2}
@@ -68,3 +68,10 @@ def test_tfjob_manifest_has_chief_workers_and_ps_running_the_same_command():
         assert container["name"] == "tensorflow" and container["image"] == "registry/mlbench:0.2"
         assert container["command"] == ["python", "-m", "mlbench", "train",
                                         "--gin_file=cpu/mnist_cnn.gin"]
+    # no open door: the job's pods admit traffic only from pods with the job's own label,
+    # which every replica's pods carry
+    assert policy["kind"] == "NetworkPolicy" and policy["spec"]["policyTypes"] == ["Ingress"]
+    own = policy["spec"]["podSelector"]["matchLabels"]
+    assert policy["spec"]["ingress"] == [{"from": [{"podSelector": {"matchLabels": own}}]}]
+    for spec in specs.values():
+        assert spec["template"]["metadata"]["labels"] == own == {"mlbench.job": "mlbench"}
