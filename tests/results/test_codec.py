@@ -9,7 +9,8 @@ from mlbench.training.cadence import Cadence
 
 def benchmark_result():
     run = records.RunStats(100.0, 2.0, 1.5, 98.0, 3, [0.08, 0.08, 0.08])
-    cell = projection.ProjectedCell(2, 190.0, 150.0, 200.0, 200.0, 0.1, 0.01, 0.0, 0.0)
+    cell = projection.ProjectedCell(2, 190.0, 150.0, 200.0, 200.0, 0.1, 0.01, 0.0, 0.0,
+                                    measured=200.0)
     projected = projection.Projection("mlp", "dgx1_p100", "replicated", 8, 1, 98.0, 400,
                                       [cell])
     finding = records.Finding("input", "ok", "compute-bound", "fed", {"rate": 1.0})
@@ -27,7 +28,9 @@ def test_nested_records_survive_a_json_round_trip():
     assert again == result
     assert isinstance(again.runs[0], records.RunStats)
     assert isinstance(again.projection.cells[0], projection.ProjectedCell)
-    assert again.projection.cells[0].error is None  # a property, not a stored field
+    # a property, read from the decoded fields: 190 projected against 200 measured
+    assert again.projection.cells[0].error == pytest.approx(190.0 / 200.0 - 1)
+    assert "error" not in codec.encode(result.projection.cells[0])  # not a stored field
 
 
 def test_a_missing_or_mistyped_nested_field_is_named_with_its_path():
