@@ -66,8 +66,10 @@ def identity(plan):
 
 
 def _model_name(reference):
-    return {"zoo": reference.name, "registered": reference.name,
-            "import": reference.import_path}.get(reference.kind)
+    """The model's name, or its import path; None for an object with no name."""
+    if reference.kind in ("zoo", "registered"):
+        return reference.name
+    return reference.import_path if reference.kind == "import" else None
 
 
 def _optimizer(objective, arguments):
