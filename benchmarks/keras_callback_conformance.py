@@ -43,12 +43,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keras_fit", action="store_true",
                         help="run the tests with Keras' own fit (the baseline: all pass)")
+    parser.add_argument("--tracebacks", action="store_true",
+                        help="print pytest's whole output (each failure's traceback)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated test files to run (e.g. tensorboard_test.py); "
+                             "default: all")
     args = parser.parse_args()
     source = os.path.join(os.path.dirname(keras.__file__), "src", "callbacks")
     folder = tempfile.mkdtemp(prefix="mlbench_keras_callbacks_")
     try:
         files = sorted(f for f in glob.glob(os.path.join(source, "*_test.py"))
-                       if os.path.basename(f) not in LEFT_OUT)
+                       if os.path.basename(f) not in LEFT_OUT and
+                       (not args.only or os.path.basename(f) in args.only.split(",")))
         for path in files:
             shutil.copy(path, folder)
         with open(os.path.join(folder, "conftest.py"), "w") as f:
@@ -58,6 +64,8 @@ def main():
         out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p",
                               "no:cacheprovider", folder], cwd=folder, env=env,
                              capture_output=True, text=True)
+        if args.tracebacks:
+            print(out.stdout[-60000:])
         report(out.stdout, [os.path.basename(f) for f in files],
                "Keras' fit" if args.keras_fit else "mlbench.fit")
     finally:

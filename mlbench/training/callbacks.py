@@ -299,8 +299,6 @@ class KerasCallbacks(Callback):
 # Which way mlbench's metrics improve (Keras' `mode` for a monitored metric).
 # Stock callbacks that cannot work in this loop, by class name, with the reason.
 REFUSED = {
-    "TensorBoard": "mlbench writes TensorBoard summaries itself, to model_dir/train and "
-                   "model_dir/validation: run `tensorboard --logdir <model_dir>`",
     "BackupAndRestore": "mlbench resumes from the checkpoints in model_dir itself "
                         "(the same command continues an interrupted run)",
     "ProgbarLogger": "mlbench prints its own progress (verbose=True)",

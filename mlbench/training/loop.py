@@ -62,7 +62,21 @@ class LoopOutputs:
     writers: Optional[Dict[str, Any]] = None
 
     def writer(self, name):
-        return self.writers[name] if self.writers else tf.summary.create_noop_writer()
+        return self.writers[name] if self.writers else _NoSummaries()
+
+
+class _NoSummaries:
+    """The writer of a run that writes nothing. TF's noop writer is not enough: inside
+    its `as_default` the loop's scalars would still reach a default writer set around the
+    run (a user's own, or Keras' TensorBoard callback's with `update_freq` in batches)."""
+
+    @contextlib.contextmanager
+    def as_default(self, step=None):
+        with tf.summary.record_if(False):
+            yield
+
+    def flush(self):
+        pass
 
 
 def outputs_for(model_dir, checkpoint):

@@ -213,7 +213,10 @@ class TrainStep:
         grads, loss = self.replica_fn(batch)
         if self.loss_scaled and self.strategy.num_replicas_in_sync > 1:
             grads = precision.agree_on_overflow(self.optimizer, grads)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        if self.model.trainable_variables:
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        else:  # nothing to update (Keras' train_step skips the optimizer); the step counts
+            self.optimizer.iterations.assign_add(1)
         return loss
 
     def _train_loop(self, inputs, num_steps):
