@@ -51,7 +51,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     data, eval_data, batch = _data(x, y, sample_weight, batch_size, validation_split,
                                    validation_data, validation_steps)
     history = _history_for(model)
-    options = dict(mlbench_options)
+    options = {**_compiled_execution(model), **mlbench_options}  # explicit options win
     data_options = dict(options.pop("data_options", None) or {}, batched=True,
                         shuffle=bool(shuffle))
     if class_weight is not None:
@@ -65,7 +65,37 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
                    **cadence, **options)
     history.result = result
     result.model.history = history
+    _finalize_variable_values(result.model)
     return history
+
+
+def _finalize_variable_values(model):
+    """What fit does once training ends: an optimizer with `use_ema=True` (and no
+    `ema_overwrite_frequency`) writes the moving average into the model's weights, so the
+    model fit returns is the averaged one (either generation; a no-op otherwise)."""
+    optimizer = getattr(model, "optimizer", None)
+    if hasattr(optimizer, "finalize_variable_values"):
+        optimizer.finalize_variable_values(model.trainable_variables)
+
+
+def _compiled_execution(model):
+    """What the model's compile() said about execution, as mlbench's options:
+    `jit_compile=True` (XLA), `steps_per_execution=N` (N steps per compiled call: mlbench's
+    `steps_per_loop`). Compile's defaults say nothing (mlbench's 'auto' and 100 stay).
+    Keras 3 keeps them as `jit_compile` / `steps_per_execution`, tf_keras privately."""
+    if not getattr(model, "compiled", getattr(model, "_is_compiled", False)):
+        return {}
+    options = {}
+    jit = getattr(model, "jit_compile", None) if keras3.is_model(model) else \
+        getattr(model, "_jit_compile", None)
+    if jit is True:
+        options["jit_compile"] = True
+    steps = getattr(model, "steps_per_execution", None) if keras3.is_model(model) else \
+        getattr(model, "_steps_per_execution", None)
+    steps = int(steps.numpy()) if hasattr(steps, "numpy") else steps
+    if isinstance(steps, int) and steps > 1:
+        options["steps_per_loop"] = steps
+    return options
 
 
 def _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch):

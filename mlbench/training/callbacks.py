@@ -166,8 +166,11 @@ class CallbackList(Callback):
     def on_epoch_boundary(self, step):
         self._each("on_epoch_boundary", step)
 
-    def on_run_stop(self, reached_target):
-        self._each("on_run_stop", reached_target)
+    def on_run_stop(self, reached_target, failed=False):
+        """`failed`: the run is failing (its error follows in `on_run_error`); Keras'
+        callbacks then see no `on_train_end`, as an error in Keras' fit skips it."""
+        call_each([c for c in self.callbacks if not (failed and isinstance(c, KerasCallbacks))],
+                  "on_run_stop", reached_target)
 
     def on_run_error(self, error):
         self._each("on_run_error", error)
@@ -302,7 +305,6 @@ REFUSED = {
     "BackupAndRestore": "mlbench resumes from the checkpoints in model_dir itself "
                         "(the same command continues an interrupted run)",
     "ProgbarLogger": "mlbench prints its own progress (verbose=True)",
-    "SwapEMAWeights": "mlbench's optimizers keep no moving average of the weights",
 }
 
 

@@ -151,7 +151,7 @@ class Loop:
             with StopRequests() as stop:
                 step = self._train(state, timing, run_start, stop)
         except Exception as error:  # divergence, corrupt data, a lost worker: aborted
-            self.callbacks.on_run_stop(False)
+            self.callbacks.on_run_stop(False, failed=True)
             self.callbacks.on_run_error(error)
             raise
         self.callbacks.on_run_stop(state.reached)
