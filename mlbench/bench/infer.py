@@ -54,17 +54,9 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
       ValueError: bad arguments, before anything is built.
     """
     _check(batch_sizes, num_warmup_batches, min_batches, max_seconds)
+    built, source, policy = built_model(model, precision, num_classes)
     info = models.resolve(model)
-    if info.kind == "vector" or (info.input_shape is None and info.instance is None):
-        raise ValueError(f"`model` ({short(model)}) needs one input of known shape to be "
-                         "fed synthetic inputs.")
-    policy = resolvers.resolve_precision(info, precision)
-    with precision_lib.policy_scope(policy):
-        built = info.instance if info.instance is not None else \
-            models.get(info.name, num_classes=num_classes)
     forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
-    source = synthetic.for_model(info if info.input_shape else _shaped(info, built),
-                                 num_classes=num_classes)
     rows, skipped, started = [], {}, clock()
     for batch in batch_sizes:
         if max_total_seconds is not None and clock() - started > max_total_seconds:
@@ -98,6 +90,22 @@ def _check(batch_sizes, num_warmup_batches, min_batches, max_seconds):
         raise ValueError(f"`min_batches` ({min_batches}) must be >= 1.")
     if not max_seconds > 0:
         raise ValueError(f"`max_seconds` ({max_seconds}) must be > 0.")
+
+
+def built_model(model, precision, num_classes):
+    """(the built Keras model, a synthetic source of its inputs, the precision policy) of
+    a zoo name or a model instance; ValueError for a model synthetic inputs cannot feed."""
+    info = models.resolve(model)
+    if info.kind == "vector" or (info.input_shape is None and info.instance is None):
+        raise ValueError(f"`model` ({short(model)}) needs one input of known shape to be "
+                         "fed synthetic inputs.")
+    policy = resolvers.resolve_precision(info, precision)
+    with precision_lib.policy_scope(policy):
+        built = info.instance if info.instance is not None else \
+            models.get(info.name, num_classes=num_classes)
+    source = synthetic.for_model(info if info.input_shape else _shaped(info, built),
+                                 num_classes=num_classes)
+    return built, source, policy
 
 
 def _shaped(info, built):
