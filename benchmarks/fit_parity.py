@@ -370,7 +370,7 @@ def main():
     parser.add_argument("--patterns", default="", help="comma-separated names (default: all)")
     args = parser.parse_args()
     wanted = [p for p in PATTERNS if not args.patterns or p.name in args.patterns.split(",")]
-    print("| pattern | metric | fit (mean ± sd, 3 seeds) | mlbench.fit (mean ± sd) | "
+    print(f"| pattern | metric | fit (mean ± sd, {args.seeds} seeds) | mlbench.fit (mean ± sd) | "
           "within fit's spread | fit ex/s | mlbench ex/s | ratio | fit call s | "
           "mlbench call s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
