@@ -42,7 +42,8 @@ setup(
     ],
     packages=find_packages(include=["mlbench", "mlbench.*"]) + ["mlbench.gin"],
     package_dir={"mlbench.gin": "gin"},
-    package_data={"mlbench.gin": ["*.gin", "*/*.gin", "*/*/*.gin"]},
+    package_data={"mlbench.gin": ["*.gin", "*/*.gin", "*/*/*.gin"],
+                  "mlbench.distribute": ["crds/*"]},
     python_requires=">=3.10,<3.13",
     install_requires=[
         "tensorflow~=2.20.0",

@@ -20,7 +20,8 @@ TRAIN = {
                 "multi_worker_mirrored, parameter_server, tpu; auto honours TF_CONFIG "
                 "(several workers: multi_worker_mirrored).",
     "cluster": "where the cluster comes from: tf_config (TF_CONFIG, as `mlbench launch` "
-               "and Kubeflow TFJobs set it) or slurm (an srun step).",
+               "and Kubeflow TFJobs set it), slurm (an srun step) or jobset (a pod of "
+               "`mlbench launch --emit=jobset|trainjob`: from its own identity).",
     "resume": "continue from the latest checkpoint in --model_dir (the first line says "
               "so); --noresume refuses a --model_dir that holds checkpoints.",
     "optimizer": "one of sgd, lars, adam, adamw, lamb (Model Garden's); default sgd, or "

@@ -12,11 +12,27 @@ def launch_flags(parser):
                         help="local parameter-server processes.")
     parser.add_argument("--launch_timeout_s", type=float, default=0,
                         help="stop everything after this many seconds (0 = never).")
-    parser.add_argument("--emit", choices=("tfjob",),
-                        help="print a Kubeflow TFJob manifest for this command instead of "
-                             "running it (Kubernetes; the operator sets TF_CONFIG).")
+    parser.add_argument("--emit", choices=("jobset", "trainjob", "tfjob"),
+                        help="print Kubernetes manifests for this command instead of "
+                             "running it: jobset (a JobSet, jobset.x-k8s.io), trainjob (a "
+                             "Kubeflow Trainer v2 TrainJob and its ClusterTrainingRuntime) "
+                             "or tfjob (Trainer v1's TFJob, a retired operator); each pod "
+                             "builds its TF_CONFIG itself (--cluster=jobset; tfjob: the "
+                             "operator sets it). Checked against the CRDs' schemas.")
     parser.add_argument("--image", default="mlbench:latest", help="--emit: container image.")
-    parser.add_argument("--tfjob_name", default="mlbench", help="--emit: the TFJob's name.")
+    parser.add_argument("--manifest_name", "--tfjob_name", dest="manifest_name",
+                        default="mlbench",
+                        help="--emit: the job's name (a DNS label; prefixes pod hostnames).")
+    parser.add_argument("--cpus", help="--emit: CPUs per pod (a quantity: 4, 500m).")
+    parser.add_argument("--memory", help="--emit: memory per pod (a quantity: 16Gi).")
+    parser.add_argument("--gpus", type=int, help="--emit: GPUs per pod (nvidia.com/gpu).")
+    parser.add_argument("--volume_claim",
+                        help="--emit: a PersistentVolumeClaim mounted at /mlbench in every "
+                             "pod: give --model_dir under it, so a restarted job resumes "
+                             "from the chief's checkpoint.")
+    parser.add_argument("--max_restarts", type=int, default=3,
+                        help="--emit=jobset: whole-job restarts after a failure (each "
+                             "resumes from the last checkpoint).")
     parser.add_argument("--isolate_network", nargs="?", const=True, default=True,
                         type=_true_or_false, metavar="true|false",
                         help="run the tasks in a private network namespace (default "
@@ -31,12 +47,9 @@ def run_launch(args):
     from mlbench.distribute.launch import command_line, launch
     rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
     if args.emit:
-        from mlbench.distribute import tfjob
         command = ["python", "-m", "mlbench", *rest] if rest[:1] and rest[0] in (
             "train", "benchmark", "mlperf") else command_line(rest)
-        print(tfjob.to_yaml(tfjob.manifest(command, args.num_workers, args.num_ps,
-                                           args.image, args.tfjob_name),
-                            tfjob.network_policy(args.tfjob_name)), end="")
+        print(_manifests(args, command), end="")
         return EXIT_OK
     code = _in_private_network(args, rest)
     if code is not None:
@@ -53,6 +66,28 @@ def run_launch(args):
                 if _signal_name(code) else f"failed (exit code {code})")
         print(f"mlbench launch: {failed} {what}; stopped the others.", file=sys.stderr)
     return code
+
+
+def _manifests(args, command):
+    """The manifests of --emit as YAML documents, each followed by the NetworkPolicy that
+    admits traffic to the job's pods only from each other."""
+    from mlbench.distribute import jobset, tfjob
+    sizes = dict(cpus=args.cpus, memory=args.memory, gpus=args.gpus,
+                 volume_claim=args.volume_claim)
+    if args.emit == "jobset":
+        documents = [jobset.jobset(command, args.num_workers, args.num_ps, args.image,
+                                   args.manifest_name, max_restarts=args.max_restarts, **sizes)]
+    elif args.emit == "trainjob":
+        documents = jobset.trainjob(command, args.num_workers, args.num_ps, args.image,
+                                    args.manifest_name, **sizes)
+    else:
+        print("mlbench launch: --emit=tfjob targets Kubeflow Trainer v1's TFJob, a retiring "
+              "operator; --emit=jobset or --emit=trainjob target what replaces it.",
+              file=sys.stderr)
+        documents = [tfjob.manifest(command, args.num_workers, args.num_ps, args.image,
+                                    args.manifest_name)]
+    from mlbench.version import __version__
+    return f"# mlbench {__version__} launch --emit={args.emit}\n" + tfjob.to_yaml(*documents, tfjob.network_policy(args.manifest_name))
 
 
 def _true_or_false(text):

@@ -93,7 +93,7 @@ def serve(environ=None):
     server.join()
 
 
-CLUSTERS = ("tf_config", "slurm")
+CLUSTERS = ("tf_config", "slurm", "jobset")
 
 
 def configure(kind, environ=None):
@@ -105,12 +105,17 @@ def configure(kind, environ=None):
     format. MLBENCH_SLURM_PORT_BASE (default 8888) is the first port on each node;
     MLBENCH_SLURM_JOBS (JSON, e.g. {"chief": 1, "worker": 2, "ps": 1}) splits the tasks
     into jobs (default: all workers).
+    'jobset': a pod of a JobSet (or a Kubeflow Trainer v2 TrainJob) from its own identity
+    (`pod_identity`: JobSet's annotations, the Job's completion index, stable hostnames).
     """
     environ = os.environ if environ is None else environ
     if kind not in CLUSTERS:
         raise ValueError(f"`cluster` ({kind!r}) must be one of {list(CLUSTERS)}.")
     if kind == "slurm":
         environ["TF_CONFIG"] = tf_config_from_slurm(environ)
+    if kind == "jobset":
+        from mlbench.distribute.pod_identity import tf_config_from_jobset
+        environ["TF_CONFIG"] = tf_config_from_jobset(environ)
 
 
 def tf_config_from_slurm(environ):

@@ -111,8 +111,9 @@ def train(*, gin_files: Sequence[str] = (), gin_bindings: Sequence[str] = (),
         the CPU is split into this many logical devices if TensorFlow has not started yet.
       all_reduce: 'auto' | 'nccl' | 'hierarchical_copy' | 'reduction_to_one_device'.
       cluster: where the cluster comes from: 'tf_config' (TF_CONFIG, as `mlbench launch`
-        and Kubeflow TFJobs set it) or 'slurm' (an `srun` step, through TensorFlow's
-        SlurmClusterResolver). With ps tasks, ps and worker processes serve and the chief
+        and Kubeflow TFJobs set it), 'slurm' (an `srun` step, through TensorFlow's
+        SlurmClusterResolver) or 'jobset' (a pod of a JobSet or Trainer v2 TrainJob, from
+        its own identity: `mlbench.distribute.pod_identity`). With ps tasks, ps and worker processes serve and the chief
         trains with parameter servers.
       train_steps / train_epochs: length of the run (give exactly one).
       steps_per_epoch: optimizer steps in one epoch (default: train examples / global

@@ -1,0 +1,150 @@
+"""`mlbench launch --emit=jobset|trainjob`: manifests checked against the CRDs' own schemas
+(vendored from their pinned releases), TF_CONFIG from a pod's identity, and a JobSet run
+as the cluster would run it: two processes given what JobSet gives its pods."""
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+import mlbench
+from harness import ENV, mlbench_command, mlbench_here, mlbench_process
+from mlbench.distribute import jobset, schemas
+from mlbench.distribute.pod_identity import JobSetClusterResolver, tf_config_from_jobset
+
+COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
+SIZES = [dict(), dict(cpus="4", memory="16Gi", gpus=1, volume_claim="runs")]
+
+
+@pytest.mark.parametrize("sizes", SIZES)
+@pytest.mark.parametrize("workers,ps", [(1, 0), (2, 0), (4, 0), (2, 1), (3, 2)])
+def test_every_jobset_validates_against_jobsets_schema(workers, ps, sizes):
+    document = jobset.jobset(COMMAND, workers, ps, **sizes)
+    assert schemas.violations(document) == []
+    jobs = {r["name"]: r["template"]["spec"]["completions"]
+            for r in document["spec"]["replicatedJobs"]}
+    assert jobs == ({"chief": 1, "worker": workers, "ps": ps} if ps else {"worker": workers})
+
+
+@pytest.mark.parametrize("sizes", SIZES)
+@pytest.mark.parametrize("workers", [1, 3])
+def test_every_trainjob_and_its_runtime_validate_against_trainers_schemas(workers, sizes):
+    runtime, job = jobset.trainjob(COMMAND, workers, **sizes)
+    assert schemas.violations(runtime) == [] and schemas.violations(job) == []
+    assert job["spec"]["trainer"]["numNodes"] == workers
+    assert job["spec"]["runtimeRef"]["name"] == runtime["metadata"]["name"]
+
+
+def test_the_schemas_catch_what_the_api_server_would_refuse():
+    document = jobset.jobset(COMMAND, 2)
+    misspelt = copy.deepcopy(document)
+    pod = misspelt["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["containers"][0]["comand"] = pod["containers"][0].pop("command")
+    assert any("'comand' was unexpected" in v for v in schemas.violations(misspelt))
+    wrong_type = copy.deepcopy(document)
+    wrong_type["spec"]["replicatedJobs"][0]["replicas"] = "one"
+    assert any("replicatedJobs.0.replicas" in v for v in schemas.violations(wrong_type))
+    with pytest.raises(schemas.SchemaViolation, match="jobset v0.12.0"):
+        schemas.validate(wrong_type)
+
+
+def test_the_cli_prints_checked_yaml_and_refuses_bad_options_before_printing():
+    done = mlbench_here("launch", "--emit=jobset", "--num_workers=2", "--gpus=1",
+                        "--volume_claim=runs", "--", "train", "--model=mlp")
+    assert done.returncode == 0, done.stderr
+    documents = list(yaml.safe_load_all(done.stdout))
+    assert [d["kind"] for d in documents] == ["JobSet", "NetworkPolicy"]
+    assert "--cluster=jobset" in documents[0]["spec"]["replicatedJobs"][0]["template"][
+        "spec"]["template"]["spec"]["containers"][0]["command"]
+    trainjob = mlbench_here("launch", "--emit=trainjob", "--", "train", "--model=mlp")
+    assert [d["kind"] for d in yaml.safe_load_all(trainjob.stdout)] == [
+        "ClusterTrainingRuntime", "TrainJob", "NetworkPolicy"]
+    retired = mlbench_here("launch", "--emit=tfjob", "--", "train")
+    assert retired.returncode == 0 and "retiring" in retired.stderr
+    for args, needle in ((["--emit=jobset", "--manifest_name=Bad_Name"], "DNS label"),
+                         (["--emit=jobset", "--memory=lots"], "`--memory` ('lots')"),
+                         (["--emit=trainjob", "--num_ps=1"], "--emit=jobset")):
+        bad = mlbench_here("launch", *args, "--", "train")
+        assert bad.returncode == 2 and needle in bad.stderr and not bad.stdout
+
+
+def pod_env(**changes):
+    env = {"MLBENCH_JOBSET_NAME": "job", "MLBENCH_REPLICATED_JOB": "worker",
+           "MLBENCH_JOB_INDEX": "0", "JOB_COMPLETION_INDEX": "1",
+           "MLBENCH_JOBSET_TASKS": '{"worker": ["worker", 2]}'}
+    env.update(changes)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+def test_tf_config_comes_from_the_pods_identity_and_jobsets_hostnames():
+    config = json.loads(tf_config_from_jobset(pod_env()))
+    assert config == {"cluster": {"worker": ["job-worker-0-0.job:2222",
+                                             "job-worker-0-1.job:2222"]},
+                      "task": {"type": "worker", "index": 1}}
+    ps = JobSetClusterResolver(pod_env(
+        MLBENCH_REPLICATED_JOB="ps", JOB_COMPLETION_INDEX="0", MLBENCH_JOBSET_PORT="3000",
+        MLBENCH_JOBSET_TASKS='{"chief": ["chief", 1], "worker": ["worker", 2], '
+                             '"ps": ["ps", 1]}'))
+    assert (ps.task_type, ps.task_id) == ("ps", 0)
+    assert ps.cluster_spec().as_dict()["chief"] == ["job-chief-0-0.job:3000"]
+
+
+@pytest.mark.parametrize("changes,needle", [
+    (dict(MLBENCH_JOBSET_NAME=None), "MLBENCH_JOBSET_NAME is not set"),
+    (dict(JOB_COMPLETION_INDEX="x"), "JOB_COMPLETION_INDEX ('x') must be an index"),
+    (dict(JOB_COMPLETION_INDEX="2"), "outside its 2 pod(s)"),
+    (dict(MLBENCH_REPLICATED_JOB="launcher"), "'launcher') is not among"),
+    (dict(MLBENCH_JOBSET_TASKS="[1]"), "must be JSON like"),
+    (dict(MLBENCH_JOBSET_TASKS='{"ps": ["ps", 1]}'), "must give 'worker'"),
+])
+def test_a_missing_or_malformed_identity_is_refused_by_name(changes, needle):
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        tf_config_from_jobset(pod_env(**changes))
+
+
+def _free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.mark.xdist_group("multi_process")
+def test_a_rendered_jobset_runs_as_the_cluster_would_and_equals_mlbench_launch(tmp_path):
+    """Each pod's environment derived from the manifest as JobSet and Kubernetes set it
+    (annotations through the downward API, the completion index), hostnames mapped to
+    127.0.0.1 ports: the two processes train what `mlbench launch` trains."""
+    train = ["train", "--model=simple_cnn", "--data=digits", "--global_batch_size=32",
+             "--train_steps=4", "--precision=float32", "--model_options=image_size=8",
+             "--noverbose", "--seed=3"]
+    launched = mlbench_process("launch", "--num_workers=2", "--", *train,
+                               f"--model_dir={tmp_path / 'launch'}", timeout=900)
+    assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-2000:]
+    document = jobset.jobset(["python", "-m", "mlbench", *train,
+                              f"--model_dir={tmp_path / 'jobset'}"], 2)
+    pods = jobset.pod_environments(document)
+    addresses = {host: f"127.0.0.1:{port}"
+                 for (host, _, _), port in zip(pods, _free_ports(len(pods)))}
+    running = []
+    for host, env, command in pods:
+        assert command[:3] == ["python", "-m", "mlbench"] and command[-1] == "--cluster=jobset"
+        running.append(subprocess.Popen(
+            mlbench_command(*command[3:]), env={**ENV, **env,
+                                                "MLBENCH_JOBSET_ADDRESSES": json.dumps(addresses)},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outputs = [p.communicate(timeout=900)[0] for p in running]
+    assert [p.returncode for p in running] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    ours = json.loads((tmp_path / "jobset" / "result.json").read_text())
+    assert ours["ran"]["strategy"] == "MultiWorkerMirroredStrategy"
+    assert ours["ran"]["replicas"] == 2 and ours["steps"] == 4
+    for a, b in zip(mlbench.load(str(tmp_path / "launch")).model.get_weights(),
+                    mlbench.load(str(tmp_path / "jobset")).model.get_weights()):
+        np.testing.assert_array_equal(a, b)
