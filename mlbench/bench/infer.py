@@ -9,10 +9,10 @@ batches timed from dispatch to the outputs on the host (`.numpy()`), until
 batch size the time budget (`max_total_seconds`) cannot afford or that runs out of
 memory, and says why.
 
-Not here yet: model_dirs and exported SavedModels as the model, real data, MLPerf
-Inference scenarios on LoadGen, peak memory and the largest batch that fits
-(docs/inference.md says what is measured and what is not).
+Not here yet: real data, peak memory and the largest batch that fits (docs/inference.md
+says what is measured and what is not).
 """
+import os
 import time
 from typing import Any, Optional, Sequence
 
@@ -39,8 +39,9 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
     """Times inference of `model` at each batch size; returns an InferenceResult.
 
     Args:
-      model: a zoo name (random weights) or a built Keras model (tf_keras or Keras 3)
-        with one input of known shape.
+      model: a zoo name (random weights), a built Keras model (tf_keras or Keras 3) with
+        one input of known shape, a model_dir (the trained model `mlbench.load` gives),
+        or an exported SavedModel directory (its `serving_default`, as a server calls it).
       batch_sizes: the sweep, each >= 1.
       precision: 'auto' (mixed_bfloat16 on CPUs with bf16 units and GPUs that have it,
         else float32), 'float32', 'mixed_bfloat16' or 'mixed_float16'; a model instance
@@ -55,7 +56,7 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
     """
     _check(batch_sizes, num_warmup_batches, min_batches, max_seconds)
     built, source, policy = built_model(model, precision, num_classes)
-    info = models.resolve(model)
+    name = model_name(model)
     forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
     rows, skipped, started = [], {}, clock()
     for batch in batch_sizes:
@@ -70,7 +71,7 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
             break
         if verbose:
             print(latency.table(rows[-1:], policy).splitlines()[-1], flush=True)
-    result = InferenceResult(info.name, policy, bool(jit_compile), _device(), "synthetic",
+    result = InferenceResult(name, policy, bool(jit_compile), _device(), "synthetic",
                              rows, skipped, environment())
     if verbose:
         print(latency.table(result.rows, policy))
@@ -94,7 +95,10 @@ def _check(batch_sizes, num_warmup_batches, min_batches, max_seconds):
 
 def built_model(model, precision, num_classes):
     """(the built Keras model, a synthetic source of its inputs, the precision policy) of
-    a zoo name or a model instance; ValueError for a model synthetic inputs cannot feed."""
+    a zoo name, a model instance, a model_dir or an exported SavedModel; ValueError for a
+    model synthetic inputs cannot feed."""
+    if isinstance(model, str) and os.path.isdir(model):
+        return _from_directory(model, precision)
     info = models.resolve(model)
     if info.kind == "vector" or (info.input_shape is None and info.instance is None):
         raise ValueError(f"`model` ({short(model)}) needs one input of known shape to be "
@@ -106,6 +110,58 @@ def built_model(model, precision, num_classes):
     source = synthetic.for_model(info if info.input_shape else _shaped(info, built),
                                  num_classes=num_classes)
     return built, source, policy
+
+
+def model_name(model):
+    """What a result calls `model`: a zoo name, a directory's path, a model's name."""
+    if isinstance(model, str):
+        return model
+    return models.resolve(model).name
+
+
+def _from_directory(path, precision):
+    """A model_dir (its latest checkpoint, as `mlbench.load` restores it) or an exported
+    SavedModel (its `serving_default` signature, as a server calls it). Either keeps the
+    precision it was trained or exported in."""
+    if precision != "auto":
+        raise ValueError(f"`precision` ({precision!r}) cannot change a trained model "
+                         f"({path}): it runs in the precision it was trained or exported "
+                         "in; give 'auto'.")
+    if os.path.exists(os.path.join(path, "saved_model.pb")):
+        served = _Served(path)
+        return served, _source_of_shape(served.input_shape), "as exported"
+    if os.path.exists(os.path.join(path, "run.json")):
+        from mlbench.trainer.evaluation import load
+        built = load(path).model
+        info = models.resolve(built)
+        return built, synthetic.for_model(_shaped(info, built), num_classes=1), info.policy
+    raise ValueError(f"`model` ({path}) is a directory with neither run.json (a model_dir) "
+                     "nor saved_model.pb (an `mlbench export`).")
+
+
+def _source_of_shape(shape):
+    return synthetic.SyntheticSource(name="synthetic", kind="image",
+                                     input_shape=tuple(shape), num_classes=1)
+
+
+class _Served:
+    """An exported SavedModel's `serving_default` called as a Keras model is called."""
+
+    def __init__(self, path):
+        self.loaded = tf.saved_model.load(path)  # kept: the signature uses its variables
+        self.signature = self.loaded.signatures["serving_default"]
+        _, inputs = self.signature.structured_input_signature
+        if len(inputs) != 1:
+            raise ValueError(f"`model` ({path}): its serving_default takes {sorted(inputs)};"
+                             " one input is timed here.")
+        (self.key, spec), = inputs.items()
+        if spec.shape.rank is None or None in spec.shape[1:]:
+            raise ValueError(f"`model` ({path}): input {self.key!r} has shape {spec.shape};"
+                             " a fixed shape beyond the batch is needed.")
+        self.input_shape, self.dtype = tuple(spec.shape[1:]), spec.dtype
+
+    def __call__(self, x, training=False):
+        return self.signature(**{self.key: tf.cast(x, self.dtype)})
 
 
 def _shaped(info, built):

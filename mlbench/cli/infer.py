@@ -25,7 +25,9 @@ def _scenarios(text):
 
 
 def infer_flags(parser):
-    parser.add_argument("model", help="a zoo model (`mlbench list models`; random weights).")
+    parser.add_argument("model", help="a zoo model (`mlbench list models`; random weights), "
+                        "a model_dir (its trained model) or an exported SavedModel "
+                        "directory (its serving_default, as served).")
     parser.add_argument("--batch_sizes", type=_batch_sizes,
                         default=[1, 2, 4, 8, 16, 32, 64, 128, 256],
                         help="the sweep, e.g. 1,8,32 (default 1,2,4,...,256).")

@@ -50,3 +50,21 @@ def test_the_command_prints_the_table_and_refuses_bad_input_before_writing(tmp_p
     out = mlbench_here("infer", "no_such_model", f"--output_dir={tmp_path / 'no'}")
     assert out.returncode == 2 and "not a known model" in out.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_a_model_dir_and_its_export_are_timed_as_trained_and_as_served(tmp_path):
+    run, exported = str(tmp_path / "run"), str(tmp_path / "exported")
+    mlbench.train(model="simple_cnn", data="digits", train_steps=4, global_batch_size=16,
+                  model_dir=run, verbose=False, precision="float32",
+                  model_options={"image_size": 8})
+    mlbench.export(run, exported)
+    sweep = dict(batch_sizes=[1, 4], num_warmup_batches=1, min_batches=3, min_seconds=0.0,
+                 verbose=False)
+    trained, served = mlbench.infer(run, **sweep), mlbench.infer(exported, **sweep)
+    assert trained.model == run and trained.precision == "float32"
+    assert served.model == exported and served.precision == "as exported"
+    assert [r.batch_size for r in served.rows] == [1, 4]
+    with pytest.raises(ValueError, match="cannot change a trained model"):
+        mlbench.infer(run, precision="mixed_bfloat16", **sweep)
+    with pytest.raises(ValueError, match="neither run.json"):
+        mlbench.infer(str(tmp_path), **sweep)
