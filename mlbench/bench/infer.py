@@ -183,3 +183,20 @@ def _one_batch(forward, source, batch, seed, num_warmup, min_batches, min_second
 def _device():
     gpus = tf.config.list_logical_devices("GPU")
     return "/gpu:0" if gpus else "/cpu:0"
+
+
+def served_gap(model, path, samples=4, seed=0):
+    """The largest absolute difference between an exported SavedModel's outputs and the
+    in-process model's on `samples` random inputs (None when the signature takes or gives
+    more than one tensor, or integer inputs): the two run through other kernels and
+    graphs, so under mixed precision they differ by round-off."""
+    served = _Served(path)
+    if not served.dtype.is_floating:
+        return None
+    inputs = tf.random.stateless_uniform((samples,) + served.input_shape, seed=[seed, 7])
+    ours = tf.nest.flatten(model(tf.cast(inputs, served.dtype), training=False))
+    theirs = tf.nest.flatten(served(inputs))
+    if len(ours) != 1 or len(theirs) != 1:
+        return None
+    return float(tf.reduce_max(tf.abs(tf.cast(ours[0], tf.float32) -
+                                      tf.cast(theirs[0], tf.float32))))

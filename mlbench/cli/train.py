@@ -107,10 +107,17 @@ def _data(value):
 
 
 def run_export(args):
+    from mlbench.bench.infer import served_gap
     from mlbench.trainer import evaluation
-    path = evaluation.export(args.model_dir, args.export_dir, checkpoint=args.checkpoint,
-                             data=args.data)
+    _check_export_dir(args.export_dir)  # before anything is loaded
+    loaded = evaluation.load(args.model_dir, args.checkpoint, data=args.data)
+    path = loaded.export(args.export_dir)
     print(f"exported to {path}")
+    gap = served_gap(loaded.model, path)
+    if gap is not None:
+        print(f"served outputs differ from the in-process model's by up to {gap:.3g} on 4 "
+              f"random inputs (precision {loaded.ran.get('precision', 'as trained')}: the "
+              "served graph runs other kernels, so round-off)")
     return EXIT_OK
 
 

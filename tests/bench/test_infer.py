@@ -57,6 +57,11 @@ def test_a_model_dir_and_its_export_are_timed_as_trained_and_as_served(tmp_path)
     mlbench.train(model="simple_cnn", data="digits", train_steps=4, global_batch_size=16,
                   model_dir=run, verbose=False, precision="float32",
                   model_options={"image_size": 8})
+    exported_cli = mlbench_here("export", f"--model_dir={run}",
+                                f"--export_dir={tmp_path / 'cli'}")
+    assert exported_cli.returncode == 0, exported_cli.stderr
+    gap = float(exported_cli.stdout.split("by up to ")[1].split()[0])
+    assert 0 <= gap < 1e-4  # float32: the served graph agrees to round-off
     mlbench.export(run, exported)
     sweep = dict(batch_sizes=[1, 4], num_warmup_batches=1, min_batches=3, min_seconds=0.0,
                  verbose=False)
