@@ -46,6 +46,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
       run's `mlbench.TrainResult`.
     """
     _refuse_unsupported(initial_epoch, validation_freq, shuffle, mlbench_options)
+    _build_compiled_metrics(model, _unpandas(x), _unpandas(y), sample_weight)
     x, y, steps_per_epoch = _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch)
     validation_data = _validation_as_fit_takes(validation_data)
     data, eval_data, batch = _data(x, y, sample_weight, batch_size, validation_split,
@@ -76,6 +77,28 @@ def _finalize_variable_values(model):
     optimizer = getattr(model, "optimizer", None)
     if hasattr(optimizer, "finalize_variable_values"):
         optimizer.finalize_variable_values(model.trainable_variables)
+
+
+def _build_compiled_metrics(model, x, y, sample_weight):
+    """Keras 3's fit builds the model's compiled loss and metrics on its first step, so
+    callbacks find them in `model.metrics` (a monitor's `mode='auto'` reads their
+    direction there). mlbench's step does not run Keras' train_step: they are built here,
+    symbolically from one batch's shapes, as Keras' own `_symbolic_build` does."""
+    compiled = getattr(model, "_compile_metrics", None)
+    if not keras3.is_model(model) or compiled is None or compiled.built:
+        return
+    kind = _batches_kind(x)
+    if kind == "generator":
+        return  # a peek would take a batch from the run: built on first use by Keras
+    if isinstance(x, tf.data.Dataset):
+        batch = next(iter(x.take(1)))
+    elif kind is not None:
+        batch = x[0]  # a PyDataset or Sequence: indexed, nothing consumed
+    else:
+        first = lambda a: None if a is None else tf.nest.map_structure(  # noqa: E731
+            lambda v: np.asarray(v)[:1], a)
+        batch = (first(x), first(y), first(sample_weight))
+    model._symbolic_build(data_batch=batch)
 
 
 def _compiled_execution(model):
