@@ -114,7 +114,6 @@ def configure(kind, environ=None):
     if kind == "slurm":
         environ["TF_CONFIG"] = tf_config_from_slurm(environ)
     if kind == "jobset":
-        from mlbench.distribute.pod_identity import tf_config_from_jobset
         environ["TF_CONFIG"] = tf_config_from_jobset(environ)
 
 
@@ -135,6 +134,13 @@ def tf_config_from_slurm(environ):
     spec = resolver.cluster_spec().as_dict()
     task_type, task_id = resolver.get_task_info()
     return tf_config(spec, task_type, task_id)
+
+
+def tf_config_from_jobset(environ):
+    """TF_CONFIG (JSON) of a JobSet pod, from its own identity (`pod_identity`)."""
+    from mlbench.distribute.pod_identity import JobSetClusterResolver
+    resolver = JobSetClusterResolver(environ)
+    return tf_config(resolver.cluster_spec().as_dict(), resolver.task_type, resolver.task_id)
 
 
 def _has_gpus():

@@ -107,10 +107,3 @@ def _tasks(text):
                          "give 'worker' (and optionally 'chief', 'ps') at least 1 pod "
                          "each.")
     return tasks
-
-
-def tf_config_from_jobset(environ):
-    """TF_CONFIG (JSON) of this pod."""
-    from mlbench.distribute.cluster import tf_config
-    resolver = JobSetClusterResolver(environ)
-    return tf_config(resolver.cluster_spec().as_dict(), resolver.task_type, resolver.task_id)

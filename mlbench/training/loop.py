@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import signal
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -165,7 +166,9 @@ class Loop:
     def _train(self, state, timing, run_start, stop):
         c, cadence = self.config, self.config.cadence
         step, block, saved = self.global_step, 0, None
-        while (step < cadence.train_steps and not state.reached and stop.signum is None
+        agreed = [False]  # several workers: the stop all of them agreed on
+        while (step < cadence.train_steps and not state.reached and
+               not (agreed[0] if self.step.workers > 1 else stop.signum is not None)
                and not self.callbacks.stop_requested()):
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
@@ -196,10 +199,32 @@ class Loop:
             if self.manager and (cadence.checkpoint_due(step) or state.reached):
                 self._save(step, loss)
                 saved = step
+            if self.step.workers > 1:  # a signal after this point waits for the next
+                agreed[0] = self._agree_on_stop(stop, step)
         stopped = stop.signum is not None or self.callbacks.stop_requested()
         if stopped and self.manager and saved != step and block and math.isfinite(loss):
             self._save(step, loss)  # interrupted or stopped: keep the steps since the last save
         return step
+
+    def _agree_on_stop(self, stop, step):
+        """Several workers stop together: a SIGTERM (preemption) or SIGINT reaches one pod
+        or process, and every worker stops after the same block, the chief saving one
+        checkpoint there. Alone, the signalled worker would leave and the others would
+        wait in their next collective until its timeout, losing the steps since the last
+        checkpoint. A signal that arrives after the agreement is acted on at the next.
+
+        Not TF's PreemptionCheckpointHandler: it installs its own SIGTERM handler, saves
+        through its own checkpoint call at a step of its own counting and ends the process
+        through its `exit_fn`, where the loop already stops at a block's end, saves only
+        finite state and reports the interruption (exit 143, result.json); the agreement
+        is all it lacks, and one all-reduce per block gives it."""
+        agreed = self.step.any_worker_stopping(stop.signum is not None)
+        if agreed and stop.signum is None:
+            stop.signum = signal.SIGTERM
+            # said whatever the verbosity, as the signalled worker says its own stop
+            os.write(2, f"another worker was asked to stop: stopping with it at step {step} "
+                        "to save a checkpoint there.\n".encode())
+        return agreed
 
     def _save(self, step, loss):
         """Saves only finite state (`mlbench.training.checkpoints`)."""

@@ -309,6 +309,21 @@ class TrainStep:
             return self.steps_run
         return int(self.optimizer.iterations.numpy()) - self.step_offset
 
+    @property
+    def workers(self):
+        """Worker processes training together (MultiWorkerMirrored), else 1."""
+        if not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            return 1
+        # the strategy's own count (no public accessor): its cluster's workers and chief
+        return int(getattr(self.strategy.extended, "_num_workers", 1))
+
+    def any_worker_stopping(self, stopping_here):
+        """Whether any worker was asked to stop: one all-reduce of a flag, which every
+        worker calls after the same block, so all stop at the same step together."""
+        flag = tf.constant(1.0 if stopping_here else 0.0)
+        flags = self.strategy.experimental_distribute_values_from_function(lambda _: flag)
+        return float(self.strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
+
     def state_variables(self):
         """Every variable a checkpoint or the warm-up's restore must cover: the model's and
         the optimizer's (iterations, slots, loss scale)."""

@@ -111,6 +111,31 @@ def test_a_stopped_worker_is_named_with_its_last_step_and_the_run_resumes(tmp_pa
     assert result["resumed_from_step"] == last_saved and result["steps"] == last_saved + 2
 
 
+def test_a_sigterm_to_one_worker_stops_every_worker_at_one_step_and_the_run_resumes(
+        tmp_path):
+    """One pod preempted: worker 1 alone gets SIGTERM. Every worker stops after the same
+    block (an all-reduced flag), the chief saves that step, all exit 143 at once (no wait
+    for the collective timeout), and the same command resumes from that step."""
+    start = time.monotonic()
+    out = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
+                 "multi_worker_mirrored", "100000",
+                 env={**ENV, "TERM_AFTER_S": "12", "MLBENCH_COLLECTIVE_TIMEOUT_S": "120"})
+    elapsed = time.monotonic() - start
+    assert out.returncode == 143, out.stdout[-3000:] + out.stderr[-2000:]
+    assert elapsed < 12 + 90  # well under the collective timeout of 120 s
+    assert "another worker was asked to stop" in out.stdout + out.stderr
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["status"] == "interrupted"
+    saved = tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints"))
+    assert int(saved.rsplit("-", 1)[1]) == result["steps"] > 0  # nothing lost
+    again = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(tmp_path),
+                   "multi_worker_mirrored", str(result["steps"] + 2))
+    assert again.returncode == 0, again.stdout[-3000:]
+    resumed = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert resumed["resumed_from_step"] == result["steps"]
+    assert resumed["steps"] == result["steps"] + 2
+
+
 @pytest.mark.parametrize("strategy", ["central_storage", "mirrored"])
 def test_two_device_strategies_equal_one_device(vectors, strategy):
     def run(name, devices):

@@ -15,7 +15,8 @@ import yaml
 import mlbench
 from harness import ENV, mlbench_command, mlbench_here, mlbench_process
 from mlbench.distribute import jobset, schemas
-from mlbench.distribute.pod_identity import JobSetClusterResolver, tf_config_from_jobset
+from mlbench.distribute.cluster import tf_config_from_jobset
+from mlbench.distribute.pod_identity import JobSetClusterResolver
 
 COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
 SIZES = [dict(), dict(cpus="4", memory="16Gi", gpus=1, volume_claim="runs")]
