@@ -162,31 +162,3 @@ def trainjob(command, num_workers, num_ps=0, image="mlbench:latest", name="mlben
     for document in (runtime_document, job):
         schemas.validate(document)
     return [runtime_document, job]
-
-
-def pod_environments(document, annotations_of=None):
-    """Each pod's environment as JobSet and Kubernetes would set it from `document` (a
-    JobSet): the downward API's annotations resolved, JOB_COMPLETION_INDEX per pod, the
-    literal values as written; [(hostname, env)] in replicated-job order."""
-    name = document["metadata"]["name"]
-    subdomain = document["spec"].get("network", {}).get("subdomain") or name
-    pods = []
-    for replicated in document["spec"]["replicatedJobs"]:
-        job_spec = replicated["template"]["spec"]
-        container = job_spec["template"]["spec"]["containers"][0]
-        for job_index in range(replicated["replicas"]):
-            annotations = {"jobset.sigs.k8s.io/jobset-name": name,
-                           "jobset.sigs.k8s.io/replicatedjob-name": replicated["name"],
-                           "jobset.sigs.k8s.io/job-index": str(job_index)}
-            for pod_index in range(job_spec["completions"]):
-                env = {"JOB_COMPLETION_INDEX": str(pod_index)}
-                for entry in container.get("env", []):
-                    if "value" in entry:
-                        env[entry["name"]] = entry["value"]
-                    else:
-                        path = entry["valueFrom"]["fieldRef"]["fieldPath"]
-                        key = re.fullmatch(r"metadata\.annotations\['(.+)'\]", path).group(1)
-                        env[entry["name"]] = annotations[key]
-                host = f"{name}-{replicated['name']}-{job_index}-{pod_index}.{subdomain}"
-                pods.append((host, env, container["command"]))
-    return pods

@@ -1,12 +1,10 @@
-"""`mlbench launch --emit=jobset|trainjob`: manifests checked against the CRDs' own schemas
-(vendored from their pinned releases), TF_CONFIG from a pod's identity, and a JobSet run
-as the cluster would run it: two processes given what JobSet gives its pods."""
-import copy
+"""`mlbench launch --emit=jobset|trainjob`: every manifest checked against the CRDs' own
+schemas, the command line, and a JobSet run as the cluster would run it: two processes
+given what JobSet and Kubernetes give its pods, equal to `mlbench launch`."""
 import json
-import os
+import re
 import socket
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,10 +13,11 @@ import yaml
 import mlbench
 from harness import ENV, mlbench_command, mlbench_here, mlbench_process
 from mlbench.distribute import jobset, schemas
-from mlbench.distribute.cluster import tf_config_from_jobset
-from mlbench.distribute.pod_identity import JobSetClusterResolver
+
 
 COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
+
+
 SIZES = [dict(), dict(cpus="4", memory="16Gi", gpus=1, volume_claim="runs")]
 
 
@@ -41,19 +40,6 @@ def test_every_trainjob_and_its_runtime_validate_against_trainers_schemas(worker
     assert job["spec"]["runtimeRef"]["name"] == runtime["metadata"]["name"]
 
 
-def test_the_schemas_catch_what_the_api_server_would_refuse():
-    document = jobset.jobset(COMMAND, 2)
-    misspelt = copy.deepcopy(document)
-    pod = misspelt["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-    pod["containers"][0]["comand"] = pod["containers"][0].pop("command")
-    assert any("'comand' was unexpected" in v for v in schemas.violations(misspelt))
-    wrong_type = copy.deepcopy(document)
-    wrong_type["spec"]["replicatedJobs"][0]["replicas"] = "one"
-    assert any("replicatedJobs.0.replicas" in v for v in schemas.violations(wrong_type))
-    with pytest.raises(schemas.SchemaViolation, match="jobset v0.12.0"):
-        schemas.validate(wrong_type)
-
-
 def test_the_cli_prints_checked_yaml_and_refuses_bad_options_before_printing():
     done = mlbench_here("launch", "--emit=jobset", "--num_workers=2", "--gpus=1",
                         "--volume_claim=runs", "--", "train", "--model=mlp")
@@ -74,38 +60,32 @@ def test_the_cli_prints_checked_yaml_and_refuses_bad_options_before_printing():
         assert bad.returncode == 2 and needle in bad.stderr and not bad.stdout
 
 
-def pod_env(**changes):
-    env = {"MLBENCH_JOBSET_NAME": "job", "MLBENCH_REPLICATED_JOB": "worker",
-           "MLBENCH_JOB_INDEX": "0", "JOB_COMPLETION_INDEX": "1",
-           "MLBENCH_JOBSET_TASKS": '{"worker": ["worker", 2]}'}
-    env.update(changes)
-    return {k: v for k, v in env.items() if v is not None}
-
-
-def test_tf_config_comes_from_the_pods_identity_and_jobsets_hostnames():
-    config = json.loads(tf_config_from_jobset(pod_env()))
-    assert config == {"cluster": {"worker": ["job-worker-0-0.job:2222",
-                                             "job-worker-0-1.job:2222"]},
-                      "task": {"type": "worker", "index": 1}}
-    ps = JobSetClusterResolver(pod_env(
-        MLBENCH_REPLICATED_JOB="ps", JOB_COMPLETION_INDEX="0", MLBENCH_JOBSET_PORT="3000",
-        MLBENCH_JOBSET_TASKS='{"chief": ["chief", 1], "worker": ["worker", 2], '
-                             '"ps": ["ps", 1]}'))
-    assert (ps.task_type, ps.task_id) == ("ps", 0)
-    assert ps.cluster_spec().as_dict()["chief"] == ["job-chief-0-0.job:3000"]
-
-
-@pytest.mark.parametrize("changes,needle", [
-    (dict(MLBENCH_JOBSET_NAME=None), "MLBENCH_JOBSET_NAME is not set"),
-    (dict(JOB_COMPLETION_INDEX="x"), "JOB_COMPLETION_INDEX ('x') must be an index"),
-    (dict(JOB_COMPLETION_INDEX="2"), "outside its 2 pod(s)"),
-    (dict(MLBENCH_REPLICATED_JOB="launcher"), "'launcher') is not among"),
-    (dict(MLBENCH_JOBSET_TASKS="[1]"), "must be JSON like"),
-    (dict(MLBENCH_JOBSET_TASKS='{"ps": ["ps", 1]}'), "must give 'worker'"),
-])
-def test_a_missing_or_malformed_identity_is_refused_by_name(changes, needle):
-    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
-        tf_config_from_jobset(pod_env(**changes))
+def pod_environments(document):
+    """Each pod's environment as JobSet and Kubernetes would set it from `document` (a
+    JobSet): the downward API's annotations resolved, JOB_COMPLETION_INDEX per pod, the
+    literal values as written; [(hostname, env)] in replicated-job order."""
+    name = document["metadata"]["name"]
+    subdomain = document["spec"].get("network", {}).get("subdomain") or name
+    pods = []
+    for replicated in document["spec"]["replicatedJobs"]:
+        job_spec = replicated["template"]["spec"]
+        container = job_spec["template"]["spec"]["containers"][0]
+        for job_index in range(replicated["replicas"]):
+            annotations = {"jobset.sigs.k8s.io/jobset-name": name,
+                           "jobset.sigs.k8s.io/replicatedjob-name": replicated["name"],
+                           "jobset.sigs.k8s.io/job-index": str(job_index)}
+            for pod_index in range(job_spec["completions"]):
+                env = {"JOB_COMPLETION_INDEX": str(pod_index)}
+                for entry in container.get("env", []):
+                    if "value" in entry:
+                        env[entry["name"]] = entry["value"]
+                    else:
+                        path = entry["valueFrom"]["fieldRef"]["fieldPath"]
+                        key = re.fullmatch(r"metadata\.annotations\['(.+)'\]", path).group(1)
+                        env[entry["name"]] = annotations[key]
+                host = f"{name}-{replicated['name']}-{job_index}-{pod_index}.{subdomain}"
+                pods.append((host, env, container["command"]))
+    return pods
 
 
 def _free_ports(n):
@@ -131,7 +111,7 @@ def test_a_rendered_jobset_runs_as_the_cluster_would_and_equals_mlbench_launch(t
     assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-2000:]
     document = jobset.jobset(["python", "-m", "mlbench", *train,
                               f"--model_dir={tmp_path / 'jobset'}"], 2)
-    pods = jobset.pod_environments(document)
+    pods = pod_environments(document)
     addresses = {host: f"127.0.0.1:{port}"
                  for (host, _, _), port in zip(pods, _free_ports(len(pods)))}
     running = []

@@ -1,0 +1,23 @@
+"""The vendored CRD schemas catch what the API server would refuse: an unknown field
+(strict field validation), a wrong type."""
+import copy
+
+import pytest
+
+from mlbench.distribute import jobset, schemas
+
+
+COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
+
+
+def test_the_schemas_catch_what_the_api_server_would_refuse():
+    document = jobset.jobset(COMMAND, 2)
+    misspelt = copy.deepcopy(document)
+    pod = misspelt["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["containers"][0]["comand"] = pod["containers"][0].pop("command")
+    assert any("'comand' was unexpected" in v for v in schemas.violations(misspelt))
+    wrong_type = copy.deepcopy(document)
+    wrong_type["spec"]["replicatedJobs"][0]["replicas"] = "one"
+    assert any("replicatedJobs.0.replicas" in v for v in schemas.violations(wrong_type))
+    with pytest.raises(schemas.SchemaViolation, match="jobset v0.12.0"):
+        schemas.validate(wrong_type)
