@@ -137,11 +137,12 @@ def _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch):
             raise ValueError(f"`{name}` ({short(value)}) is not taken with a {kind} `x`, as "
                              "in Keras: it yields its own batches (x, y[, sample_weight]).")
     from keras.src.trainers.data_adapters import get_data_adapter
-    if kind == "PyDataset" and (x.workers > 1 or x.use_multiprocessing):
-        raise ValueError(f"`x` (a PyDataset with workers={x.workers}, use_multiprocessing="
-                         f"{x.use_multiprocessing}): Keras' worker pool feeding mlbench's "
-                         "input pipeline does not finish here yet; give workers=1 (or a "
-                         "tf.data.Dataset, which prefetches in parallel itself).")
+    if kind == "PyDataset" and x.use_multiprocessing:
+        raise ValueError(f"`x` (a PyDataset with use_multiprocessing=True): mlbench reads a "
+                         "PyDataset with threads (`workers`), not processes; give "
+                         "use_multiprocessing=False, or a tf.data.Dataset.")
+    if kind == "PyDataset" and x.workers > 1:
+        return _read_by_threads(x), None, steps_per_epoch or len(x)
     if kind == "tf_keras Sequence":
         x, kind, steps_per_epoch = _passes(x), "generator", steps_per_epoch or len(x)
     if kind == "generator" and steps_per_epoch is None:
@@ -153,6 +154,32 @@ def _as_fit_takes(x, y, sample_weight, batch_size, steps_per_epoch):
     if not steps:
         raise ValueError(f"`x` (a {kind}) has no known length: give `steps_per_epoch`.")
     return adapter.get_tf_dataset(), None, steps
+
+
+def _read_by_threads(py_dataset):
+    """One pass of a PyDataset's batches read `workers` at a time, in order, with
+    `max_queue_size` batches ready: tf.data maps each index to `py_dataset[i]` in parallel
+    threads, as Keras' thread pool would. Keras' own enqueuer is not used: it serves one
+    reader at a time, and a run reads its pipeline from two (the run's iterator and the
+    diagnosis' timing copy), which hung."""
+    from keras.src.trainers.data_adapters import get_data_adapter
+    spec = get_data_adapter(py_dataset).get_tf_dataset().element_spec  # from 2 batches
+    flat_spec = tf.nest.flatten(spec)
+
+    def load(index):
+        batch = py_dataset[int(index)]
+        batch = batch if isinstance(batch, tuple) else (batch,)
+        return [np.asarray(t, s.dtype.as_numpy_dtype)
+                for t, s in zip(tf.nest.flatten(batch), flat_spec)]
+
+    def fetch(index):
+        flat = tf.py_function(load, [index], [s.dtype for s in flat_spec])
+        for tensor, s in zip(flat, flat_spec):
+            tensor.set_shape(s.shape)
+        return tf.nest.pack_sequence_as(spec, flat)
+    return tf.data.Dataset.range(len(py_dataset)).map(
+        fetch, num_parallel_calls=py_dataset.workers, deterministic=True).prefetch(
+        max(py_dataset.max_queue_size, 1))
 
 
 def _unpandas(value):

@@ -436,6 +436,7 @@ def test_a_pydataset_a_generator_and_a_dataframe_train_to_keras_quality():
             for at in range(0, len(x), 32):
                 yield x[at:at + 32], y[at:at + 32]
     cases = {"pydataset": lambda: dict(x=_Batches(x, y, 32)),
+             "pydataset_2_workers": lambda: dict(x=_Batches(x, y, 32, workers=2)),
              "generator": lambda: dict(x=stream(), steps_per_epoch=45),
              "dataframe": lambda: dict(x=pd.DataFrame(x), y=pd.Series(y), batch_size=32)}
     for name, given in cases.items():
@@ -444,7 +445,8 @@ def test_a_pydataset_a_generator_and_a_dataframe_train_to_keras_quality():
         theirs = _digits_mlp().fit(epochs=3, validation_data=(xv, yv), verbose=0, **given())
         mine, keras_one = ours.history["val_accuracy"][-1], theirs.history["val_accuracy"][-1]
         assert mine > 0.7 and abs(mine - keras_one) < 0.08, (name, mine, keras_one)
-    with pytest.raises(ValueError, match="workers=2"):
-        mlbench.fit(_digits_mlp(), _Batches(x, y, 32, workers=2), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="use_multiprocessing=True"):
+        mlbench.fit(_digits_mlp(), _Batches(x, y, 32, workers=2, use_multiprocessing=True),
+                    epochs=1, verbose=0)
     with pytest.raises(ValueError, match="`steps_per_epoch` is needed with a generator"):
         mlbench.fit(_digits_mlp(), stream(), epochs=1, verbose=0)
