@@ -19,7 +19,8 @@ def launch_flags(parser):
                              "or tfjob (Trainer v1's TFJob, a retired operator); each pod "
                              "builds its TF_CONFIG itself (--cluster=jobset; tfjob: the "
                              "operator sets it). Checked against the CRDs' schemas.")
-    parser.add_argument("--image", default="mlbench:latest", help="--emit: container image.")
+    parser.add_argument("--image", help="--emit: the container image with mlbench installed "
+                                         "(required), e.g. registry/mlbench:0.2.")
     parser.add_argument("--manifest_name", "--tfjob_name", dest="manifest_name",
                         default="mlbench",
                         help="--emit: the job's name (a DNS label; prefixes pod hostnames).")
@@ -71,7 +72,10 @@ def run_launch(args):
 def _manifests(args, command):
     """The manifests of --emit as YAML documents, each followed by the NetworkPolicy that
     admits traffic to the job's pods only from each other."""
-    from mlbench.distribute import jobset, tfjob
+    from mlbench.distribute import jobset, schemas, tfjob
+    if not args.image:
+        raise ValueError("`--image` is needed with --emit: the container image the pods run, "
+                         "with mlbench installed (e.g. --image=registry/mlbench:0.2).")
     sizes = dict(cpus=args.cpus, memory=args.memory, gpus=args.gpus,
                  volume_claim=args.volume_claim)
     if args.emit == "jobset":
@@ -86,6 +90,7 @@ def _manifests(args, command):
               file=sys.stderr)
         documents = [tfjob.manifest(command, args.num_workers, args.num_ps, args.image,
                                     args.manifest_name)]
+        schemas.validate(documents[0])
     from mlbench.version import __version__
     return f"# mlbench {__version__} launch --emit={args.emit}\n" + tfjob.to_yaml(*documents, tfjob.network_policy(args.manifest_name))
 

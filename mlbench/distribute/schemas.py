@@ -1,5 +1,5 @@
-"""Manifests checked against the real schemas: the OpenAPI v3 schemas of the JobSet and
-Kubeflow Trainer v2 CRDs, vendored from their pinned releases (`crds/README.md`).
+"""Manifests checked against the real schemas: the OpenAPI v3 schemas of the JobSet,
+Kubeflow Trainer v2 and (Trainer v1) TFJob CRDs, vendored from their pinned releases (`crds/README.md`).
 
 The API server validates a custom resource against its CRD's schema and, with strict
 field validation (kubectl's default since 1.27), refuses fields the schema does not
@@ -17,7 +17,8 @@ FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds")
 FILES = {("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io_jobsets.json.gz",
          ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org_trainjobs.json.gz",
          ("trainer.kubeflow.org", "ClusterTrainingRuntime"):
-             "trainer.kubeflow.org_clustertrainingruntimes.json.gz"}
+             "trainer.kubeflow.org_clustertrainingruntimes.json.gz",
+         ("kubeflow.org", "TFJob"): "kubeflow.org_tfjobs.json.gz"}
 
 
 class SchemaViolation(ValueError):

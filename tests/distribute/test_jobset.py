@@ -18,6 +18,7 @@ from mlbench.distribute import jobset, schemas
 COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
 
 
+IMAGE = "--image=registry/mlbench:0.2"
 SIZES = [dict(), dict(cpus="4", memory="16Gi", gpus=1, volume_claim="runs")]
 
 
@@ -41,21 +42,23 @@ def test_every_trainjob_and_its_runtime_validate_against_trainers_schemas(worker
 
 
 def test_the_cli_prints_checked_yaml_and_refuses_bad_options_before_printing():
-    done = mlbench_here("launch", "--emit=jobset", "--num_workers=2", "--gpus=1",
+    done = mlbench_here("launch", "--emit=jobset", "--num_workers=4", IMAGE, "--gpus=1",
                         "--volume_claim=runs", "--", "train", "--model=mlp")
     assert done.returncode == 0, done.stderr
     documents = list(yaml.safe_load_all(done.stdout))
     assert [d["kind"] for d in documents] == ["JobSet", "NetworkPolicy"]
     assert "--cluster=jobset" in documents[0]["spec"]["replicatedJobs"][0]["template"][
         "spec"]["template"]["spec"]["containers"][0]["command"]
-    trainjob = mlbench_here("launch", "--emit=trainjob", "--", "train", "--model=mlp")
+    trainjob = mlbench_here("launch", "--emit=trainjob", IMAGE, "--", "train", "--model=mlp")
     assert [d["kind"] for d in yaml.safe_load_all(trainjob.stdout)] == [
         "ClusterTrainingRuntime", "TrainJob", "NetworkPolicy"]
-    retired = mlbench_here("launch", "--emit=tfjob", "--", "train")
+    retired = mlbench_here("launch", "--emit=tfjob", IMAGE, "--", "train")
     assert retired.returncode == 0 and "retiring" in retired.stderr
-    for args, needle in ((["--emit=jobset", "--manifest_name=Bad_Name"], "DNS label"),
-                         (["--emit=jobset", "--memory=lots"], "`--memory` ('lots')"),
-                         (["--emit=trainjob", "--num_ps=1"], "--emit=jobset")):
+    for args, needle in ((["--emit=jobset"], "`--image` is needed"),
+                         (["--emit=jobset", IMAGE, "--num_workers=0"], "`--num_workers` (0)"),
+                         (["--emit=jobset", IMAGE, "--manifest_name=Bad_Name"], "DNS label"),
+                         (["--emit=jobset", IMAGE, "--memory=lots"], "`--memory` ('lots')"),
+                         (["--emit=trainjob", IMAGE, "--num_ps=1"], "--emit=jobset")):
         bad = mlbench_here("launch", *args, "--", "train")
         assert bad.returncode == 2 and needle in bad.stderr and not bad.stdout
 

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from mlbench.distribute import jobset, schemas
+from mlbench.distribute import jobset, schemas, tfjob
 
 
 COMMAND = ["python", "-m", "mlbench", "train", "--model=mlp", "--data=digits"]
@@ -21,3 +21,12 @@ def test_the_schemas_catch_what_the_api_server_would_refuse():
     assert any("replicatedJobs.0.replicas" in v for v in schemas.violations(wrong_type))
     with pytest.raises(schemas.SchemaViolation, match="jobset v0.12.0"):
         schemas.validate(wrong_type)
+
+
+@pytest.mark.parametrize("workers,ps", [(1, 0), (3, 0), (2, 1), (3, 2)])
+def test_every_tfjob_validates_against_trainer_v1s_schema(workers, ps):
+    document = tfjob.manifest(COMMAND, workers, ps, image="registry/mlbench:0.2")
+    assert schemas.violations(document) == []
+    broken = copy.deepcopy(document)
+    broken["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = "three"
+    assert any("Worker.replicas" in v for v in schemas.violations(broken))

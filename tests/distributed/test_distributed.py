@@ -134,6 +134,13 @@ def test_a_sigterm_to_one_worker_stops_every_worker_at_one_step_and_the_run_resu
     resumed = json.loads((tmp_path / "run" / "result.json").read_text())
     assert resumed["resumed_from_step"] == result["steps"]
     assert resumed["steps"] == result["steps"] + 2
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    alone = launch("--num_workers=2", "--", sys.executable, SCRIPT, str(straight),
+                   "multi_worker_mirrored", str(result["steps"] + 2))
+    assert alone.returncode == 0, alone.stdout[-3000:]
+    for a, b in zip(weights(tmp_path / "worker_0.npz"), weights(straight / "worker_0.npz")):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("strategy", ["central_storage", "mirrored"])
