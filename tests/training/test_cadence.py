@@ -11,12 +11,13 @@ from mlbench.training.step import StepOutcome
 
 class FakeStep:
     """What the Loop reads of a TrainStep: `run`, `global_step`, `global_batch_size`,
-    `mode`, `evaluate`, `state_variables`, `train_metrics` (none here). Its loss is
-    1 / (1 + step); its 'top1' eval is step / 100."""
+    `mode`, `evaluate`, `state_variables`, `train_metrics` (none here), `workers` (one
+    process). Its loss is 1 / (1 + step); its 'top1' eval is step / 100."""
 
     mode = "train"
     train_metrics = False
     global_batch_size = 8
+    workers = 1
 
     def __init__(self, nan_at=None):
         self.counter = tf.Variable(0, dtype=tf.int64)
