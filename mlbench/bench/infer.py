@@ -55,9 +55,8 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
       ValueError: bad arguments, before anything is built.
     """
     _check(batch_sizes, num_warmup_batches, min_batches, max_seconds)
-    built, source, policy = built_model(model, precision, num_classes)
+    forward, source, policy = compiled_forward(model, precision, num_classes, jit_compile)
     name = model_name(model)
-    forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
     rows, skipped, started = [], {}, clock()
     for batch in batch_sizes:
         if max_total_seconds is not None and clock() - started > max_total_seconds:
@@ -91,6 +90,14 @@ def _check(batch_sizes, num_warmup_batches, min_batches, max_seconds):
         raise ValueError(f"`min_batches` ({min_batches}) must be >= 1.")
     if not max_seconds > 0:
         raise ValueError(f"`max_seconds` ({max_seconds}) must be > 0.")
+
+
+def compiled_forward(model, precision, num_classes, jit_compile):
+    """(the model's forward pass as one `tf.function`, with XLA when asked; a synthetic
+    source of its inputs; the precision policy): what the sweep and LoadGen time."""
+    built, source, policy = built_model(model, precision, num_classes)
+    forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
+    return forward, source, policy
 
 
 def built_model(model, precision, num_classes):

@@ -17,7 +17,7 @@ import os
 import queue
 import re
 import threading
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 
@@ -238,21 +238,15 @@ def table(results):
 
 def model_forward(model, precision="auto", jit_compile=False, num_classes=1000,
                   seed=0) -> tuple:
-    """(forward, make_samples, policy) for a zoo name or a Keras model, as `infer` builds
-    them: a compiled forward pass and synthetic samples of the model's input shape."""
-    import tensorflow as tf
-    from mlbench.bench import infer as infer_lib
-    built, source, policy = infer_lib.built_model(model, precision, num_classes)
-    forward = tf.function(lambda x: built(x, training=False), jit_compile=bool(jit_compile))
-
-    def make_samples(n):
-        inputs = source.replica_batch(n, seed)
-        if isinstance(inputs, dict):
-            raise ValueError("LoadGen scenarios take models of one image input here; "
-                             "BERT's several inputs are not wired yet.")
-        return inputs[0]
-    return forward, make_samples, policy
+    """(forward, make_samples, policy) for a zoo name, a Keras model, a model_dir or a
+    SavedModel, as `infer` builds them; a model of several inputs (BERT) is refused."""
+    from mlbench.bench.infer import compiled_forward
+    forward, source, policy = compiled_forward(model, precision, num_classes, jit_compile)
+    if isinstance(source.replica_batch(1, seed), dict):  # several named inputs
+        raise ValueError(f"`model` ({model!r}): LoadGen scenarios take models of one input "
+                         "here; several inputs (BERT's) are not wired yet.")
+    return forward, (lambda n: source.replica_batch(n, seed)[0]), policy
 
 
-def default_log_dir(model_name, scenario, root: Optional[str] = None):
-    return os.path.join(root or "runs", "loadgen", f"{model_name}_{scenario}")
+def default_log_dir(model_name, scenario):
+    return os.path.join("runs", "loadgen", f"{model_name}_{scenario}")

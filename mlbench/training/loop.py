@@ -166,9 +166,9 @@ class Loop:
     def _train(self, state, timing, run_start, stop):
         c, cadence = self.config, self.config.cadence
         step, block, saved = self.global_step, 0, None
-        agreed = [False]  # several workers: the stop all of them agreed on
+        agreed = False  # several workers: the stop all of them agreed on
         while (step < cadence.train_steps and not state.reached and
-               not (agreed[0] if self.step.workers > 1 else stop.signum is not None)
+               not (agreed if self.step.workers > 1 else stop.signum is not None)
                and not self.callbacks.stop_requested()):
             # Without warm-up the first call runs a single step: it carries the
             # trace/compile and is kept out of the examples/sec figure.
@@ -200,7 +200,7 @@ class Loop:
                 self._save(step, loss)
                 saved = step
             if self.step.workers > 1:  # a signal after this point waits for the next
-                agreed[0] = self._agree_on_stop(stop, step)
+                agreed = self._agree_on_stop(stop, step)
         stopped = stop.signum is not None or self.callbacks.stop_requested()
         if stopped and self.manager and saved != step and block and math.isfinite(loss):
             self._save(step, loss)  # interrupted or stopped: keep the steps since the last save
