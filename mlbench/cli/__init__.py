@@ -150,11 +150,17 @@ def _tf_config_from_flags(args):
     """--worker_hosts/--task_index (--ps_hosts) → TF_CONFIG, before TensorFlow starts."""
     if not getattr(args, "worker_hosts", None):
         return
-    from mlbench.distribute.cluster import tf_config_from_hosts
+    from mlbench.distribute.cluster import is_chief, off_this_machine, tf_config_from_hosts
     ps = args.ps_hosts.split(",") if args.ps_hosts else ()
     os.environ["TF_CONFIG"] = tf_config_from_hosts(args.worker_hosts.split(","),
                                                    args.task_index, ps, args.job_name,
                                                    args.controller_host)
+    exposed = off_this_machine(os.environ["TF_CONFIG"])
+    if exposed and is_chief():  # once for the job: the chief says it
+        print(f"mlbench {args.command}: warning: TensorFlow's servers ({', '.join(exposed)}) "
+              "accept connections from any host and run the graphs they are sent; the "
+              "network between them must be private to the job (docs/security.md).",
+              file=sys.stderr)
 
 
 def _naming_flags(message, argv):

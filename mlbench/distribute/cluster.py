@@ -170,6 +170,23 @@ def tf_config_from_hosts(worker_hosts, task_index, ps_hosts=(), job_name="worker
     return raw
 
 
+def off_this_machine(tf_config_raw):
+    """The addresses of a TF_CONFIG's cluster that are not loopback: where TensorFlow's
+    servers will take connections from other hosts."""
+    import ipaddress
+    cluster = json.loads(tf_config_raw)["cluster"]
+    found = []
+    for address in (a for addresses in cluster.values() for a in addresses):
+        host = address.rpartition(":")[0].strip("[]")
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a name
+            loopback = host == "localhost"
+        if not loopback:
+            found.append(address)
+    return found
+
+
 def _check_own_port(address):
     """This task's port must be free when it is on this machine."""
     host, _, port = address.rpartition(":")

@@ -7,6 +7,11 @@ know. `validate` does both with `jsonschema`: an object schema that lists `prope
 is closed here unless it says `x-kubernetes-preserve-unknown-fields`, so a misspelt field
 fails as the server would fail it. Formats and CEL rules (`x-kubernetes-validations`)
 are not checked: the server's own webhooks and CEL are not reproduced.
+
+Kubernetes' own kinds (the NetworkPolicy beside each job) and every pod template inside a
+custom resource are checked as well against Kubernetes' published schemas, at the release
+`KUBERNETES` (PyPI `kubernetes-validate`, strict): a CRD copies the pod schema of the
+Kubernetes its generator was built against, the cluster checks the pod against its own.
 """
 import functools
 import gzip
@@ -19,6 +24,7 @@ FILES = {("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io_jobsets.json.gz",
          ("trainer.kubeflow.org", "ClusterTrainingRuntime"):
              "trainer.kubeflow.org_clustertrainingruntimes.json.gz",
          ("kubeflow.org", "TFJob"): "kubeflow.org_tfjobs.json.gz"}
+KUBERNETES = "1.33.0"  # the cluster release Kubernetes' own kinds and pod templates meet
 
 
 class SchemaViolation(ValueError):
@@ -46,8 +52,9 @@ def schema_for(api_version, kind):
 
 
 def source_of(kind):
-    """Where the vendored schema of `kind` comes from (project, release, commit, path)."""
-    return next(_crd(f)["source"] for (_, k), f in FILES.items() if k == kind)
+    """Where the schema of `kind` comes from (project, release, commit, path)."""
+    return next((_crd(f)["source"] for (_, k), f in FILES.items() if k == kind),
+                f"Kubernetes {KUBERNETES}, kubernetes-validate")
 
 
 def _closed(schema):
@@ -65,18 +72,59 @@ def _closed(schema):
 
 
 def violations(document):
-    """Every way `document` breaks its kind's schema, as 'path: message' lines."""
+    """Every way `document` breaks its kind's schema, as 'path: message' lines; for a
+    custom resource, also the first way each of its pod templates breaks Kubernetes'."""
+    group = document["apiVersion"].rpartition("/")[0]
+    if (group, document["kind"]) not in FILES:
+        return _kubernetes_violations(document)
     import jsonschema
     schema = schema_for(document["apiVersion"], document["kind"])
     validator = jsonschema.Draft7Validator(schema)
-    return sorted(f"{'.'.join(str(p) for p in error.absolute_path) or '(root)'}: "
-                  f"{error.message}" for error in validator.iter_errors(document))
+    found = [f"{_path(error.absolute_path)}: {error.message}"
+             for error in validator.iter_errors(document)]
+    for path, template in _pod_templates(document):
+        # checked as the `template` of a PodTemplate, the kind Kubernetes publishes
+        found += [f"{path}{line[len('template'):]} (Kubernetes {KUBERNETES} "
+                  "PodTemplateSpec)" for line in _kubernetes_violations(
+                      {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+                       "template": template})]
+    return sorted(found)
+
+
+def _kubernetes_violations(document):
+    """The first way `document`, a kind of Kubernetes' own, breaks its schema (its
+    validator stops at one), as a 'path: message' line; none when it holds."""
+    import kubernetes_validate
+    try:
+        kubernetes_validate.validate(document, KUBERNETES, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        return [f"{_path(error.absolute_path)}: {error.message}"]
+    return []
+
+
+def _pod_templates(node, path=""):
+    """(path, template) of every pod template (an object whose spec lists containers)."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _pod_templates(item, f"{path}.{i}")
+    elif isinstance(node, dict):
+        if isinstance(node.get("spec"), dict) and "containers" in node["spec"]:
+            yield path.lstrip("."), node
+            return
+        for key, value in node.items():
+            yield from _pod_templates(value, f"{path}.{key}")
+
+
+def _path(parts):
+    return ".".join(str(p) for p in parts) or "(root)"
 
 
 def validate(document):
-    """Raises SchemaViolation naming each violation of `document`'s CRD schema."""
+    """`document` when it holds to its schema; else raises SchemaViolation naming each
+    violation."""
     found = violations(document)
     if found:
         raise SchemaViolation(f"{document['kind']} {document['metadata'].get('name')!r} "
                               f"breaks its schema ({source_of(document['kind'])}): "
                               + "; ".join(found[:10]))
+    return document

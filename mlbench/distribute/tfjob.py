@@ -4,10 +4,11 @@ Kubernetes gets no home-made scheduler: Kubeflow's training operator turns a
 TFJob's replica specs (Chief / Worker / PS) into pods and writes each pod's
 TF_CONFIG, which mlbench reads exactly as it reads the one `mlbench launch` sets.
 The pods carry a label of the job's own, and a NetworkPolicy beside the TFJob admits
-traffic to them only from each other.
+traffic to them only from each other. Both are checked against their schemas.
 """
 import yaml
 
+from mlbench.distribute import schemas
 
 JOB_LABEL = "mlbench.job"  # on every pod of the job; the NetworkPolicy selects by it
 
@@ -33,8 +34,9 @@ def manifest(command, num_workers, num_ps=0, image="mlbench:latest", name="mlben
         specs = {"Chief": replica(1, image, command, "Never", name),
                  "Worker": replica(num_workers, image, command, "OnFailure", name),
                  "PS": replica(num_ps, image, command, "Never", name)}
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
-            "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}}
+    return schemas.validate(
+        {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
+         "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}})
 
 
 def network_policy(name="mlbench"):
@@ -42,10 +44,11 @@ def network_policy(name="mlbench"):
     TensorFlow's servers run whatever graph reaches their port (docs/security.md). It
     takes effect where the cluster's network plugin enforces NetworkPolicies."""
     own = {"matchLabels": {JOB_LABEL: name}}
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": {"name": f"{name}-own-pods-only"},
-            "spec": {"podSelector": own, "policyTypes": ["Ingress"],
-                     "ingress": [{"from": [{"podSelector": own}]}]}}
+    return schemas.validate(
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": {"name": f"{name}-own-pods-only"},
+         "spec": {"podSelector": own, "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"podSelector": own}]}]}})
 
 
 def to_yaml(*documents):

@@ -30,3 +30,25 @@ def test_every_tfjob_validates_against_trainer_v1s_schema(workers, ps):
     broken = copy.deepcopy(document)
     broken["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = "three"
     assert any("Worker.replicas" in v for v in schemas.violations(broken))
+
+
+def test_pod_templates_and_the_network_policy_meet_kubernetes_own_schemas():
+    """Kubernetes' own schemas (kubernetes-validate, at schemas.KUBERNETES) check what a
+    CRD embeds as a pod template and the NetworkPolicy beside every job."""
+    paths = [path for path, _ in schemas._pod_templates(jobset.jobset(COMMAND, 2, 1))]
+    assert paths == [f"spec.replicatedJobs.{i}.template.spec.template" for i in range(3)]
+    document = tfjob.manifest(COMMAND, 2)
+    document["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+        "imagePullPolicy"] = 3
+    found = [v for v in schemas.violations(document) if "PodTemplateSpec" in v]
+    assert found and found[0].startswith(
+        "spec.tfReplicaSpecs.Worker.template.spec.containers.0.imagePullPolicy: 3 is not")
+    policy = tfjob.network_policy("job")
+    assert schemas.violations(policy) == []
+    assert policy["spec"]["podSelector"] == {"matchLabels": {tfjob.JOB_LABEL: "job"}}
+    broken = copy.deepcopy(policy)
+    broken["spec"]["ingress"][0]["from"] = "everyone"
+    assert schemas.violations(broken) == ["spec.ingress.0.from: 'everyone' is not of type "
+                                          "'array', 'null'"]
+    with pytest.raises(schemas.SchemaViolation, match="Kubernetes 1.33.0"):
+        schemas.validate(broken)
