@@ -127,19 +127,19 @@ def model_name(model):
 
 
 def _from_directory(path, precision):
-    """A model_dir (its latest checkpoint, as `mlbench.load` restores it) or an exported
-    SavedModel (its `serving_default` signature, as a server calls it). Either keeps the
-    precision it was trained or exported in."""
-    if precision != "auto":
-        raise ValueError(f"`precision` ({precision!r}) cannot change a trained model "
-                         f"({path}): it runs in the precision it was trained or exported "
-                         "in; give 'auto'.")
+    """A model_dir (its latest checkpoint, as `mlbench.load` restores it; built in
+    `precision` unless 'auto': as trained) or an exported SavedModel (its
+    `serving_default` signature, as a server calls it, in the precision it was exported in)."""
     if os.path.exists(os.path.join(path, "saved_model.pb")):
+        if precision != "auto":
+            raise ValueError(f"`precision` ({precision!r}) cannot change an exported model "
+                             f"({path}): it runs as exported; give 'auto', or export "
+                             "the run again in that precision.")
         served = _Served(path)
         return served, _source_of_shape(served.input_shape), "as exported"
     if os.path.exists(os.path.join(path, "run.json")):
         from mlbench.trainer.evaluation import load
-        built = load(path).model
+        built = load(path, precision=None if precision == "auto" else precision).model
         info = models.resolve(built)
         return built, synthetic.for_model(_shaped(info, built), num_classes=1), info.policy
     raise ValueError(f"`model` ({path}) is a directory with neither run.json (a model_dir) "

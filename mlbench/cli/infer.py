@@ -50,8 +50,17 @@ def infer_flags(parser):
                         help="run MLPerf Inference scenarios on MLCommons' LoadGen instead "
                              "of the sweep: SingleStream, MultiStream, Server, Offline "
                              "(comma-separated); exit 3 if LoadGen says INVALID.")
-    parser.add_argument("--min_duration", type=float, default=600.0,
-                        help="LoadGen's minimum run per scenario in seconds (MLPerf: 600).")
+    parser.add_argument("--min_duration", type=float,
+                        help="LoadGen's minimum run per scenario in seconds (default: "
+                             "LoadGen's MLPerf setting, 600; shorter is labelled "
+                             "not MLPerf-compliant).")
+    parser.add_argument("--quick", action="store_true",
+                        help="LoadGen scenarios: a short run (1 s, 64 queries, 64 samples), "
+                             "labelled not MLPerf-compliant in every output.")
+    parser.add_argument("--accuracy", action="store_true",
+                        help="LoadGen scenarios in accuracy mode on a model_dir's eval set: "
+                             "top-1 from LoadGen's accuracy log against the float32 "
+                             "model's (MLPerf: at least 99 %%); exit 3 below it.")
     parser.add_argument("--batch_size", type=int, default=32,
                         help="LoadGen scenarios: the most samples one forward pass takes "
                              "(Offline; MultiStream's query is 8 samples).")
@@ -65,8 +74,13 @@ def infer_flags(parser):
 
 
 def run_infer(args):
+    if args.accuracy and not args.scenario:
+        args.scenario = ["Offline"]  # accuracy mode issues every sample once in any
     if args.scenario:
         return _run_scenarios(args)
+    if args.quick:
+        raise ValueError("`--quick` shortens LoadGen scenarios: give --scenario (e.g. "
+                         "--scenario=Offline --quick).")
     refuse_earlier_results(args.output_dir, ("inference.json",), "--output_dir")
     from mlbench.bench.infer import infer
     result = infer(args.model, batch_sizes=args.batch_sizes, precision=args.precision,
@@ -81,26 +95,69 @@ def run_infer(args):
 
 def _run_scenarios(args):
     """Each LoadGen scenario in turn; LoadGen's verdicts and figures printed as it states
-    them; exit 3 unless every one is VALID."""
-    import os
+    them; exit 3 unless every one is VALID (accuracy mode: unless each meets MLPerf's
+    99 % of the float32 model)."""
     from mlbench.bench import loadgen
     for scenario in args.scenario:
-        loadgen.check_scenario(scenario, args.server_target_qps, args.server_latency_ms)
-    forward, make_samples, policy = loadgen.model_forward(
-        args.model, precision=args.precision, jit_compile=args.jit_compile)
+        loadgen.check_scenario(scenario, 1.0 if args.accuracy else args.server_target_qps,
+                               args.server_latency_ms)
+    if args.accuracy and not _is_run_directory(args.model):
+        raise ValueError(f"`--accuracy` needs a model_dir with an eval set (given "
+                         f"{args.model!r}): a zoo model has random weights and synthetic "
+                         "samples, an export no labels.")
+    served = loadgen.model_forward(args.model, precision=args.precision,
+                                   jit_compile=args.jit_compile)
+    if args.accuracy:
+        return _accuracy(args, served)
     results = []
     for scenario in args.scenario:
-        root = args.loadgen_dir or (os.path.join(args.output_dir, "loadgen")
-                                    if args.output_dir else None)
-        log_dir = os.path.join(root, scenario) if root else \
-            loadgen.default_log_dir(args.model, scenario)
+        log_dir = _log_dir(args, scenario)
         results.append(loadgen.run(
-            forward, make_samples, scenario, log_dir, batch_size=args.batch_size,
-            min_duration_s=args.min_duration, server_target_qps=args.server_target_qps,
+            served.forward, served.make_samples, scenario, log_dir,
+            batch_size=args.batch_size, mlperf_model=_mlperf_model(args.model),
+            quick=args.quick, min_duration_s=args.min_duration,
+            server_target_qps=args.server_target_qps,
             server_latency_ms=args.server_latency_ms))
         for reason in results[-1].reasons:
             print(f"{scenario}: LoadGen: {reason}")
         print(f"{scenario}: LoadGen's logs in {log_dir}", flush=True)
-    print(f"{args.model} ({policy}) on MLCommons LoadGen")
+    print(f"{args.model} ({served.policy}, samples: {served.samples}) on MLCommons LoadGen")
     print(loadgen.table(results))
     return EXIT_OK if all(r.valid for r in results) else EXIT_TARGET
+
+
+def _accuracy(args, served):
+    from mlbench.bench import accuracy, loadgen
+    if served.labels is None:
+        raise ValueError(f"`--accuracy`: the run in {args.model!r} has no eval set.")
+    reference = served if served.policy == "float32" else \
+        loadgen.model_forward(args.model, precision="float32")
+    inputs = served.make_samples(len(served.labels)).numpy()
+    results = []
+    for scenario in args.scenario:
+        results.append(accuracy.run(served.forward, inputs, served.labels,
+                                    reference.forward, scenario, _log_dir(args, scenario),
+                                    served.policy, batch_size=args.batch_size))
+        print(results[-1].line())
+        print(f"{scenario}: LoadGen's logs and accuracy.txt in {results[-1].log_dir}")
+    return EXIT_OK if all(r.passed for r in results) else EXIT_TARGET
+
+
+def _log_dir(args, scenario):
+    import os
+    from mlbench.bench import loadgen
+    root = args.loadgen_dir or (os.path.join(args.output_dir, "loadgen")
+                                if args.output_dir else None)
+    name = scenario + ("_accuracy" if args.accuracy else "")
+    return os.path.join(root, name) if root else loadgen.default_log_dir(args.model, name)
+
+
+def _is_run_directory(model):
+    import os
+    return isinstance(model, str) and os.path.exists(os.path.join(model, "run.json"))
+
+
+def _mlperf_model(model):
+    """The MLPerf Inference benchmark whose LoadGen settings apply to `model`, or None."""
+    from mlbench.mlperf import benchmarks
+    return benchmarks.inference_name_of(model) if isinstance(model, str) else None

@@ -67,6 +67,9 @@ def after_run_flags(parser, export=False):
     if export:
         parser.add_argument("--export_dir", required=True,
                             help="a new directory for the SavedModel (serving_default).")
+        parser.add_argument("--precision", default="auto",
+                            help="the served model's precision: auto (as trained), float32, "
+                                 "mixed_bfloat16 or mixed_float16.")
         return
     add_boolean(parser, "watch", "a sidecar evaluator: evaluate each new checkpoint once "
                 "while a training job writes them; stop when the run ends.")
@@ -110,14 +113,16 @@ def run_export(args):
     from mlbench.bench.infer import served_gap
     from mlbench.trainer import evaluation
     _check_export_dir(args.export_dir)  # before anything is loaded
-    loaded = evaluation.load(args.model_dir, args.checkpoint, data=args.data)
+    precision = None if args.precision == "auto" else args.precision
+    loaded = evaluation.load(args.model_dir, args.checkpoint, data=args.data,
+                             precision=precision)
     path = loaded.export(args.export_dir)
     print(f"exported to {path}")
     gap = served_gap(loaded.model, path)
     if gap is not None:
         print(f"served outputs differ from the in-process model's by up to {gap:.3g} on 4 "
-              f"random inputs (precision {loaded.ran.get('precision', 'as trained')}: the "
-              "served graph runs other kernels, so round-off)")
+              f"random inputs (precision {precision or loaded.ran.get('precision', 'as trained')}"
+              ": the served graph runs other kernels, so round-off)")
     return EXIT_OK
 
 

@@ -42,6 +42,9 @@ class MLPerfBenchmark:
     epoch_examples: Optional[int] = None
     # ruleset -> (global batch from which it applies, the relaxed target)
     large_batch_targets: Optional[Dict[str, Tuple[int, float]]] = None
+    # MLPerf Inference's name of the same model (LoadGen's mlperf.conf keys its settings
+    # by it); None where Inference runs another task (its BERT is SQuAD, not masked LM)
+    inference_name: Optional[str] = None
 
     def target(self, ruleset=None, global_batch_size=None):
         """The closed target under `ruleset` (default: the benchmark's), at `global_batch_size`
@@ -64,7 +67,8 @@ BENCHMARKS = {b.name: b for b in (
     MLPerfBenchmark(
         "resnet", "top1", {r: 0.759 for r in _TRAINING}, "4.0.0", ("resnet50",), "imagenet",
         ("resnet50", "resnet50_v1", "resnet_tiny"), closed_optimizers=("sgd", "lars"),
-        closed_eval=EvalCadence(50_000, every_epochs=4), epoch_examples=1_281_167),
+        closed_eval=EvalCadence(50_000, every_epochs=4), epoch_examples=1_281_167,
+        inference_name="resnet50"),
     MLPerfBenchmark(
         "bert", "masked_lm_accuracy",
         {"0.7.0": 0.712, **{r: 0.720 for r in _TRAINING[1:] + ("4.1.0", "5.0.0", "5.1.0")}},
@@ -84,3 +88,9 @@ def get(name):
 def of_model(model):
     """The benchmark whose reference convergence applies to `model`, or None."""
     return next((b.name for b in BENCHMARKS.values() if model in b.proxy_models), None)
+
+
+def inference_name_of(model):
+    """MLPerf Inference's name for zoo model `model` (its closed model), or None."""
+    return next((b.inference_name for b in BENCHMARKS.values()
+                 if b.inference_name and model in b.closed_models), None)

@@ -16,6 +16,7 @@ import os
 import time
 from typing import Dict, Optional
 
+import numpy as np
 import tensorflow as tf
 
 from mlbench import plan as plan_lib
@@ -45,12 +46,16 @@ class Evaluation:
                 "  ".join(f"{k} {v:.4f}" for k, v in self.metrics.items()))
 
 
-def _rebuilt(model_dir, model=None, data=None, needs_data=True):
+def _rebuilt(model_dir, model=None, data=None, needs_data=True, precision=None):
     """(record, plan, parts) of `model_dir`'s run on one device; nothing restored yet.
-    needs_data: False when only the model is wanted (load, export)."""
+    needs_data: False when only the model is wanted (load, export).
+    precision: the model built in another precision than it trained in (its variables
+      are float32 in every policy, so the checkpoint restores the same)."""
     record = rundir.read(model_dir)
-    plan = plan_lib.resolve(rundir.train_arguments(record, train_defaults(), model, data,
-                                                   needs_data))
+    arguments = rundir.train_arguments(record, train_defaults(), model, data, needs_data)
+    if precision is not None:
+        arguments = dataclasses.replace(arguments, precision=precision)
+    plan = plan_lib.resolve(arguments)
     return record, plan, build(plan)
 
 
@@ -104,7 +109,7 @@ def _newest_intact(model_dir, parts, checkpoint, path):
     return found
 
 
-def load(model_dir, checkpoint=None, model=None, data=None):
+def load(model_dir, checkpoint=None, model=None, data=None, precision=None):
     """The run in `model_dir` as a TrainResult, its model restored from a checkpoint.
 
     Args:
@@ -113,6 +118,8 @@ def load(model_dir, checkpoint=None, model=None, data=None):
       model: the model function, when the run's cannot be rebuilt from its record (a
         lambda, a function defined in a notebook, a model instance).
       data: data for the run's input pipeline when its own were arrays or a dataset.
+      precision: the model built in this precision (None: as trained), e.g. 'float32'
+        to serve a mixed-precision run at full precision.
 
     Returns:
       TrainResult: the stored result.json's figures (or, for a run still training, its
@@ -120,7 +127,8 @@ def load(model_dir, checkpoint=None, model=None, data=None):
       `restored_from` the checkpoint's path.
     """
     path = checkpoint_path(model_dir, checkpoint)
-    record, plan, parts = _rebuilt(model_dir, model, data, needs_data=False)
+    record, plan, parts = _rebuilt(model_dir, model, data, needs_data=False,
+                                   precision=precision)
     path = _newest_intact(model_dir, parts, checkpoint, path)
     stored = result_files.read_if_present("train", model_dir) or TrainResult(
         model=None, status="running", steps=step_of(path), final_metrics={},
@@ -152,6 +160,31 @@ def evaluate(model_dir, data=None, checkpoint=None, model=None, verbose=True):
     return evaluation
 
 
+def eval_examples(model_dir, precision=None, data=None, checkpoint=None, required=True):
+    """(the latest checkpoint's model built under `precision` (None: as trained) and
+    restored, the run's eval set as (inputs, labels) arrays, read as its evals read it):
+    the samples and reference of inference's accuracy mode. Labels are class indices
+    (one-hot labels are turned into them); an eval set of another shape is refused.
+    Without an eval set: refused, or (model, None, None) when not `required`."""
+    path = checkpoint_path(model_dir, checkpoint)
+    _, plan, parts = _rebuilt(model_dir, None, data, needs_data=required, precision=precision)
+    if not required and not plan.has_eval:
+        _newest_intact(model_dir, parts, checkpoint, path)
+        return parts.model, None, None
+    _check_eval(plan, model_dir)
+    _newest_intact(model_dir, parts, checkpoint, path)  # restored
+    inputs, labels = [], []
+    for batch in parts.make_eval():
+        if not (isinstance(batch, tuple) and len(batch) == 2 and
+                all(isinstance(t, tf.Tensor) for t in batch)):
+            raise ValueError(f"the eval set of `model_dir` ({model_dir!r}) is not (inputs, "
+                             "labels) tensors; accuracy is judged on one-input classifiers.")
+        inputs.append(batch[0].numpy())
+        labels.append(batch[1].numpy() if batch[1].shape.rank == 1 else
+                      batch[1].numpy().argmax(-1))
+    return parts.model, np.concatenate(inputs), np.concatenate(labels).astype(np.int64)
+
+
 def _check_eval(plan, model_dir):
     if not plan.has_eval:
         raise ValueError(f"the run in `model_dir` ({model_dir!r}) has no eval set "
@@ -179,12 +212,13 @@ def _data_name(data):
     return data if isinstance(data, str) else short(data)
 
 
-def export(model_dir, export_dir, checkpoint=None, model=None, data=None):
+def export(model_dir, export_dir, checkpoint=None, model=None, data=None, precision=None):
     """Writes a checkpoint's model as a SavedModel with a serving signature
-    (`tf.saved_model.load(export_dir).signatures['serving_default']`)."""
+    (`tf.saved_model.load(export_dir).signatures['serving_default']`), in `precision`
+    (None: as trained; 'float32' serves a mixed-precision run at full precision)."""
     if os.path.exists(export_dir) and os.listdir(export_dir):
         raise ValueError(f"`export_dir` ({export_dir!r}) is not empty; give a new directory.")
-    return load(model_dir, checkpoint, model, data).export(export_dir)
+    return load(model_dir, checkpoint, model, data, precision).export(export_dir)
 
 
 def watch(model_dir, data=None, model=None, timeout=None, poll_s=1.0, verbose=True):

@@ -3,6 +3,7 @@ anything is built or written."""
 import os
 
 import pytest
+import tensorflow as tf
 
 import mlbench
 from harness import mlbench_here
@@ -69,7 +70,26 @@ def test_a_model_dir_and_its_export_are_timed_as_trained_and_as_served(tmp_path)
     assert trained.model == run and trained.precision == "float32"
     assert served.model == exported and served.precision == "as exported"
     assert [r.batch_size for r in served.rows] == [1, 4]
-    with pytest.raises(ValueError, match="cannot change a trained model"):
-        mlbench.infer(run, precision="mixed_bfloat16", **sweep)
+    # a model_dir is rebuilt in another precision on request; an export runs as exported
+    assert mlbench.infer(run, precision="mixed_bfloat16", **sweep).precision == \
+        "mixed_bfloat16"
+    with pytest.raises(ValueError, match="cannot change an exported model"):
+        mlbench.infer(exported, precision="mixed_bfloat16", **sweep)
     with pytest.raises(ValueError, match="neither run.json"):
         mlbench.infer(str(tmp_path), **sweep)
+
+
+def test_a_mixed_precision_run_exported_in_float32_serves_float32_outputs(tmp_path):
+    run = str(tmp_path / "run")
+    mlbench.train(model="simple_cnn", data="digits", train_steps=4, global_batch_size=16,
+                  model_dir=run, verbose=False, precision="mixed_bfloat16",
+                  model_options={"image_size": 8})
+    done = mlbench_here("export", f"--model_dir={run}", f"--export_dir={tmp_path / 'f32'}",
+                        "--precision=float32")
+    assert done.returncode == 0, done.stderr
+    assert "(precision float32:" in done.stdout
+    gap = float(done.stdout.split("by up to ")[1].split()[0])
+    assert 0 <= gap < 1e-5  # float32 served beside float32 in process: round-off only
+    served = tf.saved_model.load(str(tmp_path / "f32")).signatures["serving_default"]
+    (output,) = served(tf.zeros((1, 8, 8, 1))).values()
+    assert output.dtype == tf.float32
