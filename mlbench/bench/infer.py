@@ -9,9 +9,11 @@ batches timed from dispatch to the outputs on the host (`.numpy()`), until
 batch size the time budget (`max_total_seconds`) cannot afford or that runs out of
 memory, and says why.
 
-Not here yet: real data, peak memory and the largest batch that fits (docs/inference.md
-says what is measured and what is not).
+Each row carries the peak memory while its batch size ran (`mlbench.bench.memory`: the
+GPU allocator's peak, or the process's resident high-water mark on a CPU, reset per
+row); `mlbench.bench.capacity` finds the largest batch that fits a memory budget.
 """
+import dataclasses
 import os
 import time
 from typing import Any, Optional, Sequence
@@ -20,6 +22,7 @@ import tensorflow as tf
 
 from mlbench import models
 from mlbench.bench import latency
+from mlbench.bench import memory as peaks
 from mlbench.data import synthetic
 from mlbench.machine import environment
 from mlbench.models import own
@@ -57,23 +60,26 @@ def infer(model: Any, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
     _check(batch_sizes, num_warmup_batches, min_batches, max_seconds)
     forward, source, policy = compiled_forward(model, precision, num_classes, jit_compile)
     name = model_name(model)
-    rows, skipped, started = [], {}, clock()
+    rows, skipped, started, memory = [], {}, clock(), ""
     for batch in batch_sizes:
         if max_total_seconds is not None and clock() - started > max_total_seconds:
             skipped[str(batch)] = f"the sweep's budget of {max_total_seconds:g} s was spent"
             continue
         try:
-            rows.append(_one_batch(forward, source, batch, seed, num_warmup_batches,
-                                   min_batches, min_seconds, max_seconds, clock))
+            memory = peaks.reset_peak()
+            row = _one_batch(forward, source, batch, seed, num_warmup_batches, min_batches,
+                             min_seconds, max_seconds, clock)
+            rows.append(dataclasses.replace(row, peak_memory_mb=peaks.peak_mb()))
         except tf.errors.ResourceExhaustedError as e:
             skipped[str(batch)] = f"out of memory ({str(e).splitlines()[0][:120]})"
             break
         if verbose:
             print(latency.table(rows[-1:], policy).splitlines()[-1], flush=True)
     result = InferenceResult(name, policy, bool(jit_compile), _device(), "synthetic",
-                             rows, skipped, environment())
+                             rows, skipped, environment(), memory)
     if verbose:
         print(latency.table(result.rows, policy))
+        print(f"peak memory: {memory}")
         for batch, why in skipped.items():
             print(f"batch {batch} skipped: {why}")
     return result

@@ -58,10 +58,12 @@ def table(rows, precision, unit="examples"):
     lines = [f"precision {precision}; latency per batch, dispatch to outputs on the host, "
              "nearest-rank percentiles (ms)",
              f"{'batch':>6} {unit + '/sec':>14} {'mean':>9} {'p50':>9} {'p90':>9} "
-             f"{'p95':>9} {'p99':>9} {'max':>9} {'batches':>8}"]
+             f"{'p95':>9} {'p99':>9} {'max':>9} {'batches':>8} {'peak MiB':>9}"]
     for r in rows:
         lines.append(f"{r.batch_size:>6} {r.examples_per_sec:>14.1f} {r.mean_ms:>9.2f} "
                      f"{r.p50_ms:>9.2f} {r.p90_ms:>9.2f} {r.p95_ms:>9.2f} {r.p99_ms:>9.2f} "
-                     f"{r.max_ms:>9.2f} {r.batches:>8}"
+                     f"{r.max_ms:>9.2f} {r.batches:>8} "
+                     + (f"{r.peak_memory_mb:>9.0f}" if r.peak_memory_mb is not None else
+                        f"{'-':>9}")
                      + ("  (time budget: fewer batches)" if r.stopped_by == "budget" else ""))
     return "\n".join(lines)

@@ -54,6 +54,12 @@ def infer_flags(parser):
                         help="LoadGen's minimum run per scenario in seconds (default: "
                              "LoadGen's MLPerf setting, 600; shorter is labelled "
                              "not MLPerf-compliant).")
+    parser.add_argument("--max_batch", action="store_true",
+                        help="find the largest batch within --memory_budget (doubling, then "
+                             "bisection; each probe a child process) and the fastest one.")
+    parser.add_argument("--memory_budget", type=float, metavar="MIB",
+                        help="with --max_batch: the budget in MiB (default: the memory this "
+                             "machine has available).")
     parser.add_argument("--quick", action="store_true",
                         help="LoadGen scenarios: a short run (1 s, 64 queries, 64 samples), "
                              "labelled not MLPerf-compliant in every output.")
@@ -78,6 +84,11 @@ def run_infer(args):
         args.scenario = ["Offline"]  # accuracy mode issues every sample once in any
     if args.scenario:
         return _run_scenarios(args)
+    if args.max_batch:
+        from mlbench.bench.capacity import max_batch
+        found = max_batch(args.model, args.precision, args.memory_budget,
+                          jit_compile=args.jit_compile)
+        return EXIT_OK if found.largest_batch else EXIT_TARGET
     if args.quick:
         raise ValueError("`--quick` shortens LoadGen scenarios: give --scenario (e.g. "
                          "--scenario=Offline --quick).")

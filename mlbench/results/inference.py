@@ -1,7 +1,7 @@
 """The records of `mlbench infer`: one LatencyStats per batch size in an InferenceResult
 (kind 'inference', written and read by `results.files`)."""
 import dataclasses
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,6 +13,8 @@ class LatencyStats:
       examples_per_sec: batch_size × batches ÷ wall_s (the timed wall time).
       stopped_by: 'count' (enough batches and seconds), or 'budget' (max_seconds ran out
         first: fewer batches than asked).
+      peak_memory_mb: the peak while this batch size ran (MiB; what it measures is the
+        result's `memory`), None where it cannot be read.
     """
     batch_size: int
     batches: int
@@ -26,6 +28,7 @@ class LatencyStats:
     p99_ms: float
     max_ms: float
     stopped_by: str = "count"
+    peak_memory_mb: Optional[float] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +42,8 @@ class InferenceResult:
       inputs: 'synthetic' (made on the device, so host copies are out of the timing).
       rows: a LatencyStats per batch size, in the order run.
       skipped: {batch size: why it did not run} (a time budget spent, out of memory).
+      memory: what each row's peak_memory_mb measures (GPU allocator peak, or the
+        process's resident high-water mark on a CPU).
     """
     model: str
     precision: str
@@ -48,3 +53,4 @@ class InferenceResult:
     rows: List[LatencyStats]
     skipped: Dict[str, str] = dataclasses.field(default_factory=dict)
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    memory: str = ""

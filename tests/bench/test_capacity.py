@@ -1,0 +1,45 @@
+"""The largest batch within a memory budget: each probe a child process, stopped past the
+budget, so a batch that does not fit never takes the caller down."""
+import os
+
+import pytest
+
+from harness import mlbench_here
+from mlbench.bench import capacity, memory
+
+
+def test_a_probe_past_the_budget_is_stopped_and_the_largest_batch_that_fit_is_reported():
+    alone = capacity._probe("simple_cnn", 1024, "float32", False, budget=1e9, timeout_s=600)
+    assert alone.fits and alone.peak_memory_mb > 0
+    # 50 MiB above batch 1024's own peak: batch 2048's activations do not fit in it
+    budget = alone.peak_memory_mb + 50
+    found = capacity.max_batch("simple_cnn", precision="float32", memory_budget_mb=budget,
+                               start=1024, limit=4096, tolerance=0.5, verbose=False)
+    assert [p.batch_size for p in found.probes] == [1024, 2048, 1536]
+    assert [p.fits for p in found.probes] == [True, False, False]
+    assert all("budget" in p.why for p in found.probes[1:])
+    assert found.largest_batch == 1024 and found.fastest_batch == 1024
+    assert abs(found.probes[0].peak_memory_mb - alone.peak_memory_mb) < 20
+
+
+def test_each_row_of_the_sweep_carries_its_peak_and_what_it_measures(tmp_path):
+    done = mlbench_here("infer", "simple_cnn", "--batch_sizes=1,512", "--min_batches=2",
+                        "--min_seconds=0", "--num_warmup_batches=1", "--precision=float32",
+                        f"--output_dir={tmp_path}")
+    assert done.returncode == 0, done.stderr
+    from mlbench.results import files
+    kind, _, result = files.read(str(tmp_path))
+    assert kind == "inference"
+    assert result.memory == memory.CPU_PEAK
+    small, large = (row.peak_memory_mb for row in result.rows)
+    assert 0 < small <= large  # the high-water mark grows with the batch's activations
+    assert "peak MiB" in done.stdout
+
+
+def test_bad_budgets_and_ranges_are_refused_before_any_probe():
+    for bad in (dict(memory_budget_mb=-1), dict(start=0), dict(start=8, limit=4),
+                dict(tolerance=1.0)):
+        with pytest.raises(ValueError):
+            capacity.max_batch("simple_cnn", **{"memory_budget_mb": 100, **bad},
+                               verbose=False)
+    assert memory.resident_mb(os.getpid()) > 0
