@@ -34,20 +34,21 @@ def resnet50():
             layers.append(Bottleneck(cin, mid, st if i == 0 else 1)); cin = mid * 4
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000)]
     return nn.Sequential(*layers)
-mode, bs, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-m = resnet50().to(memory_format=torch.channels_last)
-opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
-x = torch.randn(bs, 3, 224, 224).to(memory_format=torch.channels_last); y = torch.randint(0, 1000, (bs,))
-lossf = nn.CrossEntropyLoss()
-fwd = torch.compile(m) if mode.endswith("-compile") else m
-def step():
-    opt.zero_grad(set_to_none=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode.startswith("bf16")):
-        loss = lossf(fwd(x), y)
-    loss.backward(); opt.step()
-torch.set_num_threads(int(__import__("os").environ.get("PEER_THREADS", torch.get_num_threads())))
-for _ in range(3): step()
-t = time.perf_counter()
-for _ in range(steps): step()
-dt = time.perf_counter() - t
-print(f"PEER torch-ctl {mode} bs={bs}: {bs*steps/dt:.2f} images/sec")
+if __name__ == "__main__":  # benchmarks/peers/torch_inference.py imports resnet50()
+    mode, bs, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    m = resnet50().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(bs, 3, 224, 224).to(memory_format=torch.channels_last); y = torch.randint(0, 1000, (bs,))
+    lossf = nn.CrossEntropyLoss()
+    fwd = torch.compile(m) if mode.endswith("-compile") else m
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode.startswith("bf16")):
+            loss = lossf(fwd(x), y)
+        loss.backward(); opt.step()
+    torch.set_num_threads(int(__import__("os").environ.get("PEER_THREADS", torch.get_num_threads())))
+    for _ in range(3): step()
+    t = time.perf_counter()
+    for _ in range(steps): step()
+    dt = time.perf_counter() - t
+    print(f"PEER torch-ctl {mode} bs={bs}: {bs*steps/dt:.2f} images/sec")

@@ -9,7 +9,6 @@ timed its batches, and its peak (`mlbench.bench.memory`, measured in the child) 
 the budget.
 """
 import dataclasses
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 from typing import List, Optional
 
 from mlbench.bench import memory
+from mlbench.results import files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,16 +133,15 @@ def _probe(model, batch, precision, jit_compile, budget, timeout_s):
         if child.returncode != 0:
             last = (stderr.strip().splitlines() or ["no message"])[-1][:160]
             return Probe(batch, False, why=f"exit code {child.returncode}: {last}")
-        with open(os.path.join(folder, "out", "inference.json")) as f:
-            record = json.load(f)
-    if not record["rows"]:
-        return Probe(batch, False, why="; ".join(record.get("skipped", {}).values()))
-    row = record["rows"][0]
-    peak = row.get("peak_memory_mb")
+        _, _, record = files.read(os.path.join(folder, "out"), expected="inference")
+    if not record.rows:
+        return Probe(batch, False, why="; ".join(record.skipped.values()))
+    row = record.rows[0]
+    peak = row.peak_memory_mb
     if peak is not None and peak > budget:
-        return Probe(batch, False, peak, row["examples_per_sec"],
+        return Probe(batch, False, peak, row.examples_per_sec,
                      f"peak {peak:.0f} MiB over the budget")
-    return Probe(batch, True, peak, row["examples_per_sec"])
+    return Probe(batch, True, peak, row.examples_per_sec)
 
 
 def _watch(child, budget, timeout_s, every_s=0.02):
