@@ -42,6 +42,8 @@ def build(loaded, published_figures=True, title=None):
             sections += benchmark_sections(source, prefix, published_figures)
         elif source.kind == "train":
             sections += train_sections(source, prefix)
+        elif source.kind == "inference":
+            sections += inference_sections(source, prefix)
         elif source.kind == "malformed":
             sections.append(Section(id=f"{prefix}-malformed", kind="facts",
                                     title=f"Malformed result: {source.path}",
@@ -272,6 +274,29 @@ def train_sections(source, prefix):
                     note="from the run's TensorBoard event files"
                     if series != curves.from_history(d.history)
                     else "from result.json's history")]
+
+
+def inference_sections(source, prefix):
+    """`mlbench infer`'s sweep: DeepLearningExamples' table, with its peak memory."""
+    d = source.record
+    facts = {"precision": d.precision, "XLA": d.jit_compile, "device": d.device,
+             "inputs": d.inputs, "peak memory": d.memory or "not measured",
+             **{f"batch {b} skipped": why for b, why in d.skipped.items()}}
+    rows = [[str(r.batch_size), number(r.examples_per_sec, f"{r.examples_per_sec:.1f}"),
+             *(number(v, f"{v:.2f}") for v in (r.mean_ms, r.p50_ms, r.p90_ms, r.p95_ms,
+                                               r.p99_ms, r.max_ms)),
+             str(r.batches), number(r.peak_memory_mb) if r.peak_memory_mb is not None
+             else "-"] for r in d.rows]
+    return [Section(id=f"{prefix}-title", title=source.title, kind="text",
+                    text=f"inference sweep in {source.path}"),
+            Section(id=f"{prefix}-facts", title="What ran", kind="facts", facts=facts),
+            Section(id=f"{prefix}-latency", title="Latency and throughput per batch size",
+                    kind="table", columns=["batch", "examples/sec", "mean ms", "p50 ms",
+                                           "p90 ms", "p95 ms", "p99 ms", "max ms",
+                                           "timed batches", "peak MiB"], rows=rows,
+                    note="latency per batch from dispatch to outputs on the host; "
+                         "nearest-rank percentiles; examples/sec = examples ÷ timed wall "
+                         "time (docs/inference.md)")]
 
 
 def diagnosis_table(section_id, rows, key_columns):

@@ -12,10 +12,10 @@ class Source:
     """One thing that ran.
 
     Attributes:
-      kind: 'suite', 'benchmark', 'train', 'mlperf', or 'malformed' (a result file that
-        could not be read: `problem` says why, and there is no record).
-      record: the file's record (SuiteResults, BenchmarkResult, TrainResult or
-        MLPerfResults).
+      kind: 'suite', 'benchmark', 'train', 'mlperf', 'inference', or 'malformed' (a result
+        file that could not be read: `problem` says why, and there is no record).
+      record: the file's record (SuiteResults, BenchmarkResult, TrainResult,
+        MLPerfResults or InferenceResult).
       results: the benchmark results in it (a suite's, or a benchmark's own).
     """
     kind: str
@@ -42,6 +42,8 @@ def load(path):
         return Source("benchmark", folder, f"{record.model} benchmark", record, [record])
     if kind == "train":
         return Source("train", folder, f"{record.arguments.get('model', 'train')} run", record)
+    if kind == "inference":
+        return Source("inference", folder, f"{record.model} inference", record)
     return Source("mlperf", folder, f"MLPerf {record.settings.benchmark}", record)
 
 

@@ -179,3 +179,21 @@ def test_a_directory_without_results_is_refused_before_writing(tmp_path):
     with pytest.raises(ValueError, match="no directory holding results.json, result.json or inference.json"):
         mlbench.report([str(tmp_path)], str(tmp_path / "out" / "r.html"))
     assert not (tmp_path / "out").exists()
+
+
+def test_an_inference_sweep_has_its_table_with_the_records_figures(tmp_path):
+    result = mlbench.infer("simple_cnn", batch_sizes=[1, 8], num_warmup_batches=1,
+                           min_batches=3, min_seconds=0.0, precision="float32",
+                           verbose=False)
+    from mlbench.results import files
+    files.write(str(tmp_path / "sweep"), result)
+    written, sidecar = mlbench.report([str(tmp_path / "sweep")], str(tmp_path / "r.html"))
+    figures = json.load(open(sidecar))
+    table = next(s for s in figures["sections"] if s["id"] == "s0-latency")
+    assert [row[0] for row in table["rows"]] == ["1", "8"]
+    for row, stats in zip(table["rows"], result.rows):
+        assert row[1]["value"] == stats.examples_per_sec and row[6]["value"] == stats.p99_ms
+        assert row[9]["value"] == stats.peak_memory_mb
+    facts = next(s for s in figures["sections"] if s["id"] == "s0-facts")["facts"]
+    assert facts["precision"] == "float32" and "high-water" in facts["peak memory"]
+    assert "Latency and throughput per batch size" in open(written).read()
