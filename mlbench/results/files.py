@@ -22,9 +22,11 @@ from mlbench.results import codec, records
 
 FILES = {"train": "result.json", "benchmark": "result.json", "suite": "results.json",
          "mlperf": "results.json", "inference": "inference.json"}
-# written with every file; a reader refuses a newer one it cannot know. 2: a history
-# record's learning rate is `learning_rate` (1 wrote `lr`, still read).
-SCHEMA = 2
+# written with every file; a reader refuses a newer one it cannot know, and upgrades an
+# older one here (`_upgraded`). 2: a history record's learning rate is `learning_rate`
+# (1 wrote `lr`). 3: a train result keeps its arguments under "arguments" (2 wrote
+# "config").
+SCHEMA = 3
 RESULT_KINDS = tuple(FILES)
 RECORDS = {"train": records.TrainResult, "benchmark": records.BenchmarkResult,
            "suite": records.SuiteResults, "mlperf": records.MLPerfResults,
@@ -57,7 +59,7 @@ class MalformedResult(ValueError):
 # (None: null allowed). Checked on every read: a garbled file is named, never half-read.
 NUMBER = (int, float)
 FIELDS = {
-    "train": {"final_metrics": dict, "steps": int, "history": list, "config": dict,
+    "train": {"final_metrics": dict, "steps": int, "history": list, "arguments": dict,
               "ran": dict, "reached_target": bool, "status": str,
               "examples_per_second": NUMBER + (type(None),),
               "time_to_quality_s": NUMBER + (type(None),)},
@@ -122,16 +124,30 @@ def read(path, expected=None, argument="path"):
     if expected is not None and kind not in ((expected,) if isinstance(expected, str)
                                              else expected):
         raise ValueError(f"{file!r} holds a {kind} result, not {expected}.")
-    schema = data.get("schema", SCHEMA)
+    schema = data.get("schema", 1)  # files written before the stamp are schema 1
     if not isinstance(schema, int) or isinstance(schema, bool) or schema > SCHEMA:
         raise MalformedResult(f"{file!r} has schema {schema!r}; this mlbench reads schema "
                               f"{SCHEMA} and older: read it with the mlbench that wrote it.")
+    data = _upgraded(kind, data, schema)
     check_fields(kind, data, file, stamped="kind" in data)
     try:
         record = codec.decode(RECORDS[kind], data)
     except (codec.DecodeError, TypeError, ValueError) as e:
         raise MalformedResult(f"{file!r} is not a well-formed {kind} result: {e}.") from None
     return kind, os.path.dirname(file), record
+
+
+def _upgraded(kind, data, schema):
+    """An older file's fields as this schema names them (the only place that knows)."""
+    if kind != "train":
+        return data
+    data = dict(data)
+    if schema < 2 and isinstance(data.get("history"), list):
+        data["history"] = [{("learning_rate" if k == "lr" else k): v for k, v in h.items()}
+                           if isinstance(h, dict) else h for h in data["history"]]
+    if schema < 3 and "config" in data and "arguments" not in data:
+        data["arguments"] = data.pop("config")
+    return data
 
 
 def read_if_present(kind, folder):

@@ -319,7 +319,7 @@ class TrainResult:
     steps: int
     examples_per_second: Optional[float]
     history: List[dict]
-    arguments: Dict[str, Any] = dataclasses.field(metadata={"key": "config"})
+    arguments: Dict[str, Any]
     ran: Dict[str, Any]
     model_dir: Optional[str]
     compile_s: float = 0.0

@@ -75,7 +75,7 @@ def test_train_by_flags_only_and_target_exit_codes(tmp_path):
     reached = run_cli(*common, "--target=top1=0.0", f"--model_dir={tmp_path / 'a'}")
     assert reached.returncode == 0, reached.stderr[-2000:]
     saved = json.loads((tmp_path / "a" / "result.json").read_text())
-    assert saved["steps"] == 2 and saved["config"]["model"] == "simple_cnn"  # stopped at target
+    assert saved["steps"] == 2 and saved["arguments"]["model"] == "simple_cnn"  # stopped at target
     assert reached.stdout == ""  # --noverbose: nothing printed
     missed = run_cli(*common, "--target=top1=1.0", f"--model_dir={tmp_path / 'b'}")
     assert missed.returncode == 3
@@ -289,7 +289,7 @@ def test_gin_job_trains_a_keras_3_model_with_callbacks_and_a_stop_exits_3(tmp_pa
     assert out.returncode == 3, out.stderr[-3000:]  # stopped before reaching its target
     saved = json.loads((tmp_path / "run" / "result.json").read_text())
     assert (saved["status"], saved["steps"]) == ("stopped", 8)
-    assert saved["config"]["callbacks"] == ["EarlyStopping"]
+    assert saved["arguments"]["callbacks"] == ["EarlyStopping"]
     again = run_cli(*args, cwd=tmp_path)
     assert again.returncode == 3 and "already stopped at step 8" in again.stdout
     assert json.loads((tmp_path / "run" / "result.json").read_text()) == saved

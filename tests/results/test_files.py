@@ -48,3 +48,20 @@ def test_a_newer_schema_and_a_wrong_type_are_refused_by_name(tmp_path):
     open(path, "w").write(json.dumps(dict(data, runs={"0": 1})))
     with pytest.raises(result_files.MalformedResult, match="field 'runs' is an object"):
         result_files.read(path)
+
+
+def test_a_schema_1_train_result_is_read_as_this_schema_names_its_fields(tmp_path):
+    """Schema 1 wrote a history record's rate as `lr` and (until 3) the arguments under
+    "config": read back as `learning_rate` and `arguments`."""
+    written = {"kind": "train", "schema": 1, "model": "mlp", "status": "finished",
+               "final_metrics": {"top1": 0.5}, "steps": 10, "reached_target": False,
+               "time_to_quality_s": None, "examples_per_second": 10.0,
+               "history": [{"step": 10, "loss": 0.7, "lr": 0.05}],
+               "config": {"model": "mlp", "target": 0.9}, "ran": {}, "model_dir": None}
+    (tmp_path / "result.json").write_text(json.dumps(written))
+    _, _, stored = result_files.read(str(tmp_path))
+    assert stored.history == [{"step": 10, "loss": 0.7, "learning_rate": 0.05}]
+    assert stored.arguments == {"model": "mlp", "target": 0.9}
+    rewritten = json.loads(open(result_files.write(str(tmp_path / "new"), stored)).read())
+    assert rewritten["schema"] == result_files.SCHEMA == 3
+    assert "arguments" in rewritten and "config" not in rewritten
