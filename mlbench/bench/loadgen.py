@@ -167,7 +167,7 @@ def _calibrated(settings, forward, samples, scenario, batch_size, offline_expect
     duration anyway, while too few queries (a machine busier at calibration than in the
     run) end 'Min duration satisfied : NO'. Offline's one query must outlast the minimum
     duration (LoadGen's advice)."""
-    count = int(samples.shape[0])
+    count = _count(samples)
     per_query = settings.multi_stream_samples_per_query if scenario == "MultiStream" else 1
     seconds = _calibrate(forward, samples, min(batch_size, count) if scenario == "Offline"
                          else per_query)
@@ -241,10 +241,18 @@ def _settings(lg, scenario, mlperf_model, quick, min_duration_s, min_query_count
 
 
 def _answer(forward, samples, indices):
-    """The forward pass on the samples at `indices`, read back to the host."""
+    """The forward pass on the samples at `indices` (of each input, for a model of
+    several), read back to the host."""
     import tensorflow as tf
-    batch = tf.gather(samples, np.asarray(indices, np.int32))
+    chosen = np.asarray(indices, np.int32)
+    batch = tf.nest.map_structure(lambda t: tf.gather(t, chosen), samples)
     return tf.nest.map_structure(lambda t: t.numpy(), forward(batch))
+
+
+def _count(samples):
+    """Samples in a library: one tensor, or a dict of named inputs of one length."""
+    import tensorflow as tf
+    return int(tf.nest.flatten(samples)[0].shape[0])
 
 
 class SystemUnderTest:
@@ -348,7 +356,8 @@ def model_forward(model, precision="auto", jit_compile=False, num_classes=1000,
                   seed=0) -> Served:
     """The system under test for a zoo name, a Keras model, a model_dir or a SavedModel,
     as `infer` builds them; a model_dir with an eval set answers on that eval set (real
-    samples, cycled to fill a larger library). A model of several inputs is refused."""
+    samples, cycled to fill a larger library). A model of several named inputs (BERT)
+    gets a dict of them, each sample one row of every input."""
     import tensorflow as tf
     if isinstance(model, str) and os.path.exists(os.path.join(model, "run.json")):
         from mlbench.trainer.evaluation import eval_examples
@@ -363,10 +372,12 @@ def model_forward(model, precision="auto", jit_compile=False, num_classes=1000,
                           f"the run's eval set ({len(inputs)} samples)", labels, built)
     from mlbench.bench.infer import compiled_forward
     forward, source, policy = compiled_forward(model, precision, num_classes, jit_compile)
-    if isinstance(source.replica_batch(1, seed), dict):  # several named inputs
-        raise ValueError(f"`model` ({model!r}): LoadGen scenarios take models of one input "
-                         "here; several inputs (BERT's) are not wired yet.")
-    return Served(forward, lambda n: source.replica_batch(n, seed)[0], policy)
+    # images: (images, labels); a model of several named inputs (BERT): a dict of them
+    return Served(forward, lambda n: _inputs(source.replica_batch(n, seed)), policy)
+
+
+def _inputs(batch):
+    return batch if isinstance(batch, dict) else batch[0]
 
 
 def default_log_dir(model_name, scenario):

@@ -120,3 +120,15 @@ def test_a_model_that_fails_mid_run_ends_loadgen_with_its_error_not_a_hang(model
     with pytest.raises(RuntimeError, match="MemoryError: out of memory in the model"):
         loadgen.run(failing_after_calibration, model.make_samples, "SingleStream",
                     str(tmp_path), min_duration_s=0.5, sample_count=16)
+
+
+def test_a_model_of_several_inputs_answers_loadgen_one_row_of_each_per_sample(tmp_path):
+    """BERT's named inputs: each library sample is one row of every input."""
+    served = loadgen.model_forward("bert_tiny", precision="float32")
+    library = served.make_samples(16)
+    assert isinstance(library, dict) and {int(t.shape[0]) for t in library.values()} == {16}
+    result = loadgen.run(served.forward, served.make_samples, "Offline", str(tmp_path),
+                         batch_size=4, quick=True)
+    assert result.valid, result.reasons
+    assert result.samples_answered >= loadgen.QUICK_QUERIES  # Offline's minimum, in samples
+    assert "--quick" in result.settings
