@@ -21,6 +21,7 @@ from mlbench.diagnosis import lines as diagnosis_lines
 from mlbench.distribute import cluster
 from mlbench.plan import parts as parts_lib
 from mlbench.plan.parts import build
+from mlbench.training import memory as peaks
 from mlbench.training import profile
 from mlbench.training.cadence import Cadence
 from mlbench.training.loop import Loop, LoopConfig
@@ -90,7 +91,7 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
     compile_s = _timed_steps(plan, parts, timer, 1)[0]
     # The Loop profiles a run's second step (the first may carry a trace or compile).
     traced = trace_dir if num_warmup_batches + num_batches > 1 else None
-    runs = []
+    runs, memory = [], peaks.reset_peak()
     for i in range(num_runs):
         if log:
             log(f"run {i + 1}/{num_runs}\nStep\t{models.UNIT_ABBREVIATION[unit]}/sec")
@@ -99,7 +100,9 @@ def benchmark(model: Any, batch_size: Optional[int] = None, num_devices: int = 1
         runs.append(timer.run_stats())
     ran = parts_lib.ran(plan, parts.step, forward_only=forward_only,
                         steps_run=parts.step.steps_run, num_warmup_batches=num_warmup_batches)
-    result = _result(plan, settings, runs, compile_s, ran, forward_only, parts.model)
+    result = dataclasses.replace(
+        _result(plan, settings, runs, compile_s, ran, forward_only, parts.model),
+        peak_memory_mb=peaks.peak_mb(), memory=memory)
     if traced:
         result = dataclasses.replace(result, breakdown=profile.summarize(traced))
     result = dataclasses.replace(result, diagnosis=diagnosis_bench.findings(

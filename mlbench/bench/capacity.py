@@ -5,7 +5,7 @@ fit and the first that did not. Each probe is `mlbench infer` at one batch size 
 child process, so that running out of memory kills the probe, never the caller; the
 parent watches the child's resident memory and stops it past the budget (a GPU's own
 out-of-memory error fails the probe the same way). A probe fits when it exits cleanly,
-timed its batches, and its peak (`mlbench.bench.memory`, measured in the child) is within
+timed its batches, and its peak (`mlbench.training.memory`, measured in the child) is within
 the budget.
 """
 import dataclasses
@@ -16,7 +16,7 @@ import tempfile
 import time
 from typing import List, Optional
 
-from mlbench.bench import memory
+from mlbench.training import memory
 from mlbench.results import files
 
 

@@ -9,7 +9,7 @@ batches timed from dispatch to the outputs on the host (`.numpy()`), until
 batch size the time budget (`max_total_seconds`) cannot afford or that runs out of
 memory, and says why.
 
-Each row carries the peak memory while its batch size ran (`mlbench.bench.memory`: the
+Each row carries the peak memory while its batch size ran (`mlbench.training.memory`: the
 GPU allocator's peak, or the process's resident high-water mark on a CPU, reset per
 row); `mlbench.bench.capacity` finds the largest batch that fits a memory budget.
 """
@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from mlbench import models
 from mlbench.bench import latency
-from mlbench.bench import memory as peaks
+from mlbench.training import memory as peaks
 from mlbench.data import synthetic
 from mlbench.machine import environment
 from mlbench.models import own

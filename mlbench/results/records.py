@@ -122,6 +122,9 @@ class BenchmarkResult:
     projection: Optional[Projection] = None
     diagnosis: List[Finding] = dataclasses.field(default_factory=list)
     unit: str = "images"  # what one example is: images, sequences (BERT) or examples
+    # the peak over the timed runs (MiB) and what it measures (`training.memory`)
+    peak_memory_mb: Optional[float] = None
+    memory: str = ""
 
     def to_dict(self):
         return codec.encode(self)
@@ -336,6 +339,9 @@ class TrainResult:
     environment: Dict[str, Any] = dataclasses.field(default_factory=dict)
     diagnosis: List[Finding] = dataclasses.field(default_factory=list)
     input_spec: Optional[InputSpec] = None
+    # the peak over the training loop (MiB) and what it measures (`training.memory`)
+    peak_memory_mb: Optional[float] = None
+    memory: str = ""
 
     def __repr__(self):
         return f"TrainResult({self.summary()!r})"

@@ -29,6 +29,7 @@ from mlbench.training.checkpoints import KeepBest, disk_full_named, latest_check
 from mlbench.training.interrupt import RunInterrupted
 from mlbench.training import callbacks as callbacks_lib
 from mlbench.training import dirlock
+from mlbench.training import memory as peaks
 from mlbench.training.loop import Loop, LoopConfig, outputs_for, target_met
 from mlbench.training.progress import Progress
 from mlbench.training.warmup import make_warmup
@@ -139,12 +140,14 @@ def _run(plan, callbacks, progress, model_dir):
         write_hparams(model_dir, plan)
     with _causes_named(plan):  # the pipeline timed alone may meet a corrupt shard first
         loop.callbacks.on_configured(configured_info(plan))
+        memory = peaks.reset_peak()
         outcome = loop.run()
+        peak = peaks.peak_mb()
     gin_config.write_operative(model_dir)
     ran = parts_lib.ran(plan, parts.step, optimizer=plan.objective.optimizer_hparams.recorded())
     earlier = stored.history if stored is not None else []
     result = _result(outcome, parts, plan, ran, model_dir, earlier,
-                     diagnosis.findings(outcome), budgets)
+                     diagnosis.findings(outcome), budgets, (peak, memory))
     if outcome.interrupted is not None:
         raise _interrupted(outcome.interrupted, result, model_dir)
     return result
@@ -276,7 +279,7 @@ def budgets_of(stored, planned):
 
 
 def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=(),
-            budgets=()):
+            budgets=(), peak_memory=(None, "")):
     ttq, note = outcome.time_to_quality_s, None
     if parts.resumed_from and ttq is not None:
         ttq, note = None, (f"resumed from step {parts.resumed_from_step}: the clock of a "
@@ -293,7 +296,8 @@ def _result(outcome, parts, plan, ran, model_dir, earlier_history=(), diagnosis=
         status=_status(outcome), planned_steps=plan.cadence.train_steps,
         budgets=list(budgets),
         environment=environment(), diagnosis=list(diagnosis),
-        input_spec=plan.rebuild.input_spec if plan.rebuild else None)
+        input_spec=plan.rebuild.input_spec if plan.rebuild else None,
+        peak_memory_mb=peak_memory[0], memory=peak_memory[1])
     if model_dir:
         with disk_full_named(model_dir, "writing result.json",
                              lambda: latest_checkpoint(model_dir)):

@@ -5,7 +5,8 @@ import os
 import pytest
 
 from harness import mlbench_here
-from mlbench.bench import capacity, memory
+from mlbench.bench import capacity
+from mlbench.training import memory
 
 
 def test_a_probe_past_the_budget_is_stopped_and_the_largest_batch_that_fit_is_reported():
