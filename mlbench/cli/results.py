@@ -6,7 +6,8 @@ from mlbench.files import write_json
 def report_flags(parser):
     parser.add_argument("paths", nargs="+", metavar="DIR",
                         help="run directories: benchmark suites, benchmarks, train runs, MLPerf "
-                             "run sets (later benchmark ones are compared with the first).")
+                             "run sets, inference sweeps (later benchmark ones are compared "
+                             "with the first).")
     parser.add_argument("--output", default="report.html",
                         help="the HTML file; every figure shown also goes to <output>.json.")
     parser.add_argument("--title", help="the page's title.")

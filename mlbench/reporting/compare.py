@@ -116,8 +116,8 @@ def judge(baseline, candidate, threshold=None):
 
 
 def compare(baseline, candidate, fail_on_regression=None, allow_incomparable=False):
-    """Compares two benchmark runs or suites (paths or `sources.Source`), two train runs or
-    two MLPerf run sets (`mlbench.reporting.compare_runs`).
+    """Compares two benchmark runs or suites (paths or `sources.Source`), two train runs,
+    two MLPerf run sets or two inference sweeps (`mlbench.reporting.compare_runs`).
 
     Args:
       baseline / candidate: directories (or files) a benchmark or suite wrote.
@@ -140,10 +140,12 @@ def _compare(baseline, candidate, fail_on_regression=None):
         return compare_runs.compare_train(base, cand, threshold)
     if kinds == {"mlperf"}:
         return compare_runs.compare_mlperf(base, cand, threshold)
+    if kinds == {"inference"}:
+        return compare_runs.compare_inference(base, cand, threshold)
     if not kinds <= {"suite", "benchmark"}:
         raise ValueError(f"{base.path!r} is a {base.kind} run and {cand.path!r} a {cand.kind} "
                          "one: compare takes two benchmark results or suites, two train runs, "
-                         "or two MLPerf run sets.")
+                         "two MLPerf run sets or two inference sweeps.")
     left = {sources.configuration(r): r for r in base.results}
     right = {sources.configuration(r): r for r in cand.results}
     rows = [judge(left[k], right[k], threshold) for k in left if k in right]

@@ -1,5 +1,5 @@
-"""`mlbench compare` for training runs and MLPerf run sets, and the environment check
-every comparison makes.
+"""`mlbench compare` for training runs, MLPerf run sets and inference sweeps, and the
+environment check every comparison makes.
 
 A train run is one sitting: its time to quality is steps to the target × time per step.
 Steps to the target are exact (the same seed and data give the same count), so a
@@ -183,3 +183,37 @@ def compare_mlperf(base, cand, threshold=None):
     rows.append(RunRow("runs", len(base.record.runs), len(cand.record.runs), "(shown)"))
     return RunComparison("mlperf", base.path, cand.path, rows,
                          environment_differences(base.environment, cand.environment), threshold)
+
+
+def _latency_spread(row):
+    """The relative uncertainty of a sweep row's median latency: its timed batches' spread
+    from median to p90, over √batches (about the median's standard error)."""
+    return (row.p90_ms - row.p50_ms) / row.p50_ms / math.sqrt(row.batches)
+
+
+def compare_inference(base, cand, threshold=None):
+    """Two inference sweeps, per batch size: the median latency and examples/sec, each
+    judged beyond a band from both sweeps' own batch-to-batch spread and never narrower
+    than SINGLE_RUN_BAND (a sweep is one sitting); p99 is shown, not judged (a tail of a
+    few dozen batches has no spread of its own to judge it by)."""
+    left = {r.batch_size: r for r in base.record.rows}
+    right = {r.batch_size: r for r in cand.record.rows}
+    rows = []
+    for batch in sorted(set(left) | set(right)):
+        b, c = left.get(batch), right.get(batch)
+        if b is None or c is None:
+            rows.append(_judged(f"batch {batch} examples/sec", b and b.examples_per_sec,
+                                c and c.examples_per_sec, SINGLE_RUN_BAND, threshold))
+            continue
+        band = max(SINGLE_RUN_BAND,
+                   NOISE_SIGMAS * math.hypot(_latency_spread(b), _latency_spread(c)))
+        rows += [_judged(f"batch {batch} p50 latency (ms)", b.p50_ms, c.p50_ms, band,
+                         threshold),
+                 _judged(f"batch {batch} examples/sec", b.examples_per_sec,
+                         c.examples_per_sec, band, threshold, lower_is_better=False),
+                 RunRow(f"batch {batch} p99 latency (ms)", b.p99_ms, c.p99_ms, "(shown)")]
+    differences = environment_differences(base.environment, cand.environment)
+    if base.record.precision != cand.record.precision:
+        differences.append(f"different precision ({base.record.precision} vs "
+                           f"{cand.record.precision})")
+    return RunComparison("inference", base.path, cand.path, rows, differences, threshold)

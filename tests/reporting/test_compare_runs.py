@@ -103,3 +103,40 @@ def train_record(examples_per_second, history):
                                time_to_quality_s=None, steps=len(history),
                                examples_per_second=examples_per_second, history=history,
                                arguments={}, ran={}, model_dir=None)
+
+
+def _sweep(folder, rows, precision="float32"):
+    from mlbench.results import files
+    result = records.InferenceResult("resnet50", precision, False, "/cpu:0", "synthetic",
+                                     [records.LatencyStats(b, n, 10, eps, n * b / eps, p50,
+                                                           p50, p90, p90, p99, p99)
+                                      for b, n, eps, p50, p90, p99 in rows])
+    files.write(str(folder), result)
+    return str(folder)
+
+
+def test_two_inference_sweeps_are_judged_per_batch_by_their_own_spread(tmp_path):
+    """Golden values: batch 1 has 100 batches, p50 10 ms, p90 11 ms (spread 0.1 / √100
+    = 1 %, so the band is the 5 % floor); batch 32 has 4 batches, p50 100 ms, p90 160 ms
+    (60 % / √4 = 30 % a side: band 2·√2·30 % ≈ 85 %)."""
+    base = _sweep(tmp_path / "base", [(1, 100, 100.0, 10.0, 11.0, 12.0),
+                                      (32, 4, 320.0, 100.0, 160.0, 170.0)])
+    cand = _sweep(tmp_path / "cand", [(1, 100, 83.0, 12.0, 13.2, 14.0),
+                                      (32, 4, 200.0, 150.0, 240.0, 250.0),
+                                      (64, 4, 300.0, 210.0, 220.0, 230.0)])
+    result = mlbench.compare(base, cand, fail_on_regression="10%")
+    rows = {r.quantity: r for r in result.rows}
+    assert rows["batch 1 p50 latency (ms)"].verdict == "slower"  # +20 % beyond 5 %
+    assert rows["batch 1 examples/sec"].verdict == "slower"
+    assert rows["batch 32 p50 latency (ms)"].verdict == "within noise"  # +50 % < 85 %
+    assert rows["batch 32 p99 latency (ms)"].verdict == "(shown)"
+    assert rows["batch 64 examples/sec"].verdict == "not comparable (missing on a side)"
+    assert result.regressed
+    same = mlbench.compare(base, _sweep(tmp_path / "same", [
+        (1, 100, 99.0, 10.2, 11.2, 12.0), (32, 4, 318.0, 101.0, 161.0, 170.0)]),
+        fail_on_regression="10%")
+    assert not same.regressed and {r.verdict for r in same.rows} == {"within noise",
+                                                                     "(shown)"}
+    mixed = mlbench.compare(base, _sweep(tmp_path / "bf16", [(1, 100, 99.0, 10.0, 11.0, 12.0)],
+                                         "mixed_bfloat16"))
+    assert "different precision (float32 vs mixed_bfloat16)" in mixed.environment
