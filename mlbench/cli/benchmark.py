@@ -3,7 +3,7 @@ import os
 
 from mlbench.cli import help_text
 from mlbench.results import files as result_files
-from mlbench.cli.common import (EXIT_OK, add_boolean, gin_flags, given_arguments,
+from mlbench.cli.common import (EXIT_OK, EXIT_TARGET, add_boolean, gin_flags, given_arguments,
                                 print_dry_run, signature_flags)
 from mlbench.files import refuse_earlier_results
 from mlbench.projector import platforms  # plain records: no TensorFlow
@@ -24,6 +24,14 @@ def benchmark_flags(parser):
     parser.add_argument("--project_platform", default=platforms.DEFAULT,
                         help="platform record for --project (`mlbench list platforms`) or a "
                              "JSON file.")
+    add_boolean(parser, "max_batch", "find the largest batch whose training step fits "
+                "--memory_budget (doubling, then bisection; each probe a child process).")
+    parser.add_argument("--memory_budget", type=float, metavar="MIB",
+                        help="with --max_batch: the budget in MiB (default: the memory this "
+                             "machine has available).")
+    parser.add_argument("--target_batch", type=int, metavar="N",
+                        help="with --max_batch: a global batch to reach; prints the fewest "
+                             "gradient accumulation steps whose micro-batch fits.")
     gin_flags(parser)
 
 
@@ -36,6 +44,11 @@ def run_benchmark(args):
         return suite_dry_run(args) if args.dry_run else run_suite(args)
     if not args.model:
         raise ValueError("`--model` (or `--suite`) is required.")
+    if args.max_batch:
+        from mlbench.bench.capacity import max_batch
+        found = max_batch(args.model, args.precision or "auto", args.memory_budget,
+                          train=True, target_batch=args.target_batch)
+        return EXIT_OK if found.largest_batch else EXIT_TARGET
     refuse_earlier_results(args.output_dir, ("result.json",), "--output_dir")
     from mlbench.bench.bench import benchmark
     given = given_arguments(args, benchmark)

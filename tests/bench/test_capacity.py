@@ -44,3 +44,18 @@ def test_bad_budgets_and_ranges_are_refused_before_any_probe():
             capacity.max_batch("simple_cnn", **{"memory_budget_mb": 100, **bad},
                                verbose=False)
     assert memory.resident_mb(os.getpid()) > 0
+
+
+def test_a_training_step_is_probed_and_the_accumulation_for_a_target_batch_is_reported():
+    found = capacity.max_batch("mlp", precision="float32", memory_budget_mb=100_000, start=32,
+                               limit=64, train=True, target_batch=96, verbose=False)
+    assert [p.batch_size for p in found.probes] == [32, 64] and found.largest_batch == 64
+    assert all(p.fits and p.peak_memory_mb > 0 and p.examples_per_sec > 0
+               for p in found.probes)  # read from each child's benchmark result.json
+    assert found.accumulation_steps == 2  # 96 = 2 x 48, and 48 <= 64
+    assert found.lines()[-1] == "global batch 96: 2 gradient accumulation step(s) of 48"
+    assert capacity.accumulation_steps(96, 40) == 3  # 32 fits; 48 does not
+    assert capacity.accumulation_steps(96, 20) == 6  # 16 (96 / 5 is no integer)
+    assert capacity.accumulation_steps(7, 2) == 7 and capacity.accumulation_steps(8, 0) is None
+    refused = mlbench_here("benchmark", "--model=mlp", "--max_batch", "--target_batch=0")
+    assert refused.returncode == 2 and "target_batch" in refused.stderr
