@@ -36,10 +36,10 @@ LACKING = [("/data/imagenet", 2, "`data_dir` ('/data/imagenet')"),
            ("--model_dir=runs/big --watch", 1, "no run started in `model_dir` ('runs/big')"),
            # the sandbox's package holds one short run: the checker's refusal is the answer
            ("--check_package=runs/package", 1, "found 1, expected 5")]
-TEMPLATES = ("--gin_file=...", "my_project.models", "tests/distributed/worker_script.py")
+TEMPLATES = ("--gin_file=...", "my_project.models", "tests/distribute/worker_script.py")
 # covered where it is set up for real: the SIGSTOP stall of a worker (minutes of training)
-COVERED_ELSEWHERE = {"tests/distributed/worker_script.py":
-                     "tests/distributed/test_distributed.py"}
+COVERED_ELSEWHERE = {"tests/distribute/worker_script.py":
+                     "tests/distribute/test_launch.py"}
 
 
 def documented_commands():

@@ -141,7 +141,7 @@ def test_a_run_that_fails_while_building_closes_its_progress_bar(plan, monkeypat
 
 @pytest.mark.parametrize("error", [tf.errors.UnavailableError, tf.errors.DeadlineExceededError])
 def test_a_ps_lost_while_the_model_is_built_is_named(plan, monkeypatch, error):
-    # The real kill (tests/distributed/test_parameter_server.py) lands in this window only
+    # The real kill (tests/distribute/test_parameter_server.py) lands in this window only
     # under load; here the building step itself reports the lost ps, every time.
     def build_on_a_lost_ps(*args, **kwargs):
         raise error(None, None, "RandomUniform: /job:ps/replica:0/task:1/device:CPU:0 is gone")
