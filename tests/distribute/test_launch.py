@@ -21,7 +21,7 @@ from harness import mlbench_process
 # until a chief failed to create a thread (in two of six runs).
 pytestmark = pytest.mark.xdist_group("multi_process")
 
-SCRIPT = os.path.join(REPO, "tests", "distributed", "worker_script.py")
+SCRIPT = os.path.join(REPO, "tests", "distribute", "worker_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 

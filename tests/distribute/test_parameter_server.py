@@ -16,7 +16,7 @@ from harness import mlbench_process
 # until a chief failed to create a thread (in two of six runs).
 pytestmark = pytest.mark.xdist_group("multi_process")
 
-SCRIPT = os.path.join(REPO, "tests", "distributed", "ps_script.py")
+SCRIPT = os.path.join(REPO, "tests", "distribute", "ps_script.py")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
