@@ -13,6 +13,7 @@ import pytest
 
 import mlbench
 from harness import DIGITS, mlbench_here
+from mlbench.results import files as result_files
 from mlbench.training import checkpoints, dirlock
 from mlbench.training.cadence import Cadence
 
@@ -191,10 +192,11 @@ def test_synthetic_data_takes_the_image_size_model_options_give(tmp_path):
 def test_a_result_file_of_a_newer_schema_is_refused_by_name(tmp_path):
     run(tmp_path / "run", 5)
     data = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert data["schema"] == 2 and data["kind"] == "train"
+    assert data["schema"] == result_files.SCHEMA and data["kind"] == "train"
     (tmp_path / "run" / "result.json").write_text(json.dumps(dict(data, schema=99)))
     out = mlbench_here("compare", str(tmp_path / "run"), str(tmp_path / "run"))
-    assert out.returncode == 2 and "has schema 99; this mlbench reads schema 2" in out.stderr
+    assert out.returncode == 2 and \
+        f"has schema 99; this mlbench reads schema {result_files.SCHEMA}" in out.stderr
 
 
 def test_a_full_disk_at_export_and_evaluation_names_the_path_and_the_way_back(
