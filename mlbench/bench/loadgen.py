@@ -220,7 +220,7 @@ def _settings(lg, scenario, mlperf_model, quick, min_duration_s, min_query_count
     seconds = min_duration_s or (QUICK_SECONDS if quick else mlperf_seconds)
     queries = min_query_count or (max(QUICK_QUERIES, EARLY_STOPPING_QUERIES.get(scenario, 1))
                                   if quick else mlperf_queries)
-    departures = [f"--quick"] if quick else []
+    departures = ["--quick"] if quick else []
     if seconds < mlperf_seconds:
         departures.append(f"a minimum duration of {seconds:g} s (MLPerf: {mlperf_seconds:g} s)")
     if queries < mlperf_queries:
