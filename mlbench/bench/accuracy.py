@@ -50,6 +50,23 @@ class AccuracyResult:
                 f"{self.reference:.4%}: {verdict} (MLPerf: at least {RULE:.0%})")
 
 
+def of_run(model_dir, scenario="Offline", log_dir=None, precision="auto", batch_size=32,
+           jit_compile=False):
+    """Accuracy mode on a model_dir's eval set: the model in `precision` ('auto': as
+    trained) judged against the same checkpoint rebuilt in float32."""
+    from mlbench.bench import loadgen
+    served = loadgen.model_forward(model_dir, precision=precision, jit_compile=jit_compile)
+    if served.labels is None:
+        raise ValueError(f"`model` ({model_dir!r}): accuracy needs a model_dir with an eval "
+                         "set; this run has none.")
+    reference = served if served.policy == "float32" else \
+        loadgen.model_forward(model_dir, precision="float32")
+    log_dir = log_dir or loadgen.default_log_dir(model_dir, f"{scenario}_accuracy")
+    return run(served.forward, served.make_samples(len(served.labels)).numpy(),
+               served.labels, reference.forward, scenario, log_dir, served.policy,
+               batch_size)
+
+
 def run(forward, inputs, labels, reference_forward, scenario, log_dir, precision,
         batch_size=32):
     """LoadGen in accuracy mode over `inputs` (every sample once), judged against

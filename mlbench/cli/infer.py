@@ -116,10 +116,10 @@ def _run_scenarios(args):
         raise ValueError(f"`--accuracy` needs a model_dir with an eval set (given "
                          f"{args.model!r}): a zoo model has random weights and synthetic "
                          "samples, an export no labels.")
+    if args.accuracy:
+        return _accuracy(args)
     served = loadgen.model_forward(args.model, precision=args.precision,
                                    jit_compile=args.jit_compile)
-    if args.accuracy:
-        return _accuracy(args, served)
     results = []
     for scenario in args.scenario:
         log_dir = _log_dir(args, scenario)
@@ -137,18 +137,12 @@ def _run_scenarios(args):
     return EXIT_OK if all(r.valid for r in results) else EXIT_TARGET
 
 
-def _accuracy(args, served):
-    from mlbench.bench import accuracy, loadgen
-    if served.labels is None:
-        raise ValueError(f"`--accuracy`: the run in {args.model!r} has no eval set.")
-    reference = served if served.policy == "float32" else \
-        loadgen.model_forward(args.model, precision="float32")
-    inputs = served.make_samples(len(served.labels)).numpy()
+def _accuracy(args):
+    from mlbench.bench import accuracy
     results = []
     for scenario in args.scenario:
-        results.append(accuracy.run(served.forward, inputs, served.labels,
-                                    reference.forward, scenario, _log_dir(args, scenario),
-                                    served.policy, batch_size=args.batch_size))
+        results.append(accuracy.of_run(args.model, scenario, _log_dir(args, scenario),
+                                       args.precision, args.batch_size, args.jit_compile))
         print(results[-1].line())
         print(f"{scenario}: LoadGen's logs and accuracy.txt in {results[-1].log_dir}")
     return EXIT_OK if all(r.passed for r in results) else EXIT_TARGET
