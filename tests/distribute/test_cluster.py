@@ -22,7 +22,9 @@ def free_port():
 
 
 def test_a_host_list_off_this_machine_is_warned_about_once_by_the_chief(monkeypatch):
-    monkeypatch.delenv("TF_CONFIG", raising=False)  # the CLI sets it in this process
+    # the CLI sets TF_CONFIG in this process: setenv records it, so teardown removes it
+    # (delenv of an unset variable records nothing, and it leaked into later tests)
+    monkeypatch.setenv("TF_CONFIG", "")
     hosts = "--worker_hosts=192.0.2.7:2222,192.0.2.8:2222"  # TEST-NET: never reached
     # a missing argument ends each run before any server starts
     chief = mlbench_here("train", hosts, "--task_index=0", "--model=mlp")
@@ -34,3 +36,9 @@ def test_a_host_list_off_this_machine_is_warned_about_once_by_the_chief(monkeypa
     local = mlbench_here("train", f"--worker_hosts=127.0.0.1:{free_port()},127.0.0.1:"
                          f"{free_port()}", "--task_index=0", "--model=mlp")
     assert local.returncode == 2 and "must be private" not in local.stderr
+
+
+def test_the_host_list_test_leaves_no_tf_config_behind():
+    """Runs after the test above in the same process (pytest keeps a file's order)."""
+    import os
+    assert "TF_CONFIG" not in os.environ
