@@ -50,10 +50,11 @@ class AccuracyResult:
                 f"{self.reference:.4%}: {verdict} (MLPerf: at least {RULE:.0%})")
 
 
-def of_run(model_dir, scenario="Offline", log_dir=None, precision="auto", batch_size=32,
-           jit_compile=False):
-    """Accuracy mode on a model_dir's eval set: the model in `precision` ('auto': as
-    trained) judged against the same checkpoint rebuilt in float32."""
+def of_run(model_dir, scenarios=("Offline",), log_dir_of=None, precision="auto",
+           batch_size=32, jit_compile=False):
+    """Accuracy mode on a model_dir's eval set, one AccuracyResult per scenario: the model
+    in `precision` ('auto': as trained) judged against the same checkpoint rebuilt in
+    float32, both built once. `log_dir_of(scenario)` names each scenario's log folder."""
     from mlbench.bench import loadgen
     served = loadgen.model_forward(model_dir, precision=precision, jit_compile=jit_compile)
     if served.labels is None:
@@ -61,10 +62,11 @@ def of_run(model_dir, scenario="Offline", log_dir=None, precision="auto", batch_
                          "set; this run has none.")
     reference = served if served.policy == "float32" else \
         loadgen.model_forward(model_dir, precision="float32")
-    log_dir = log_dir or loadgen.default_log_dir(model_dir, f"{scenario}_accuracy")
-    return run(served.forward, served.make_samples(len(served.labels)).numpy(),
-               served.labels, reference.forward, scenario, log_dir, served.policy,
-               batch_size)
+    inputs = served.make_samples(len(served.labels)).numpy()
+    log_dir_of = log_dir_of or (lambda scenario: loadgen.default_log_dir(
+        model_dir, f"{scenario}_accuracy"))
+    return [run(served.forward, inputs, served.labels, reference.forward, scenario,
+                log_dir_of(scenario), served.policy, batch_size) for scenario in scenarios]
 
 
 def run(forward, inputs, labels, reference_forward, scenario, log_dir, precision,

@@ -27,6 +27,7 @@ class Probe:
     peak_memory_mb: Optional[float] = None
     examples_per_sec: Optional[float] = None
     why: str = ""  # why it does not fit
+    memory: str = ""  # what the child says its peak measures
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,8 +102,8 @@ def max_batch(model, precision="auto", memory_budget_mb=None, start=1, limit=655
         fit, fail = (middle, fail) if probe(middle) else (fit, middle)
     fitting = [p for p in probes if p.fits]
     fastest = max(fitting, key=lambda p: p.examples_per_sec).batch_size if fitting else None
-    result = Capacity(str(model), budget, memory.CPU_PEAK if not _has_gpu() else
-                      memory.GPU_PEAK, fit, fastest, probes, target_batch,
+    measured = next((p.memory for p in probes if p.memory), "not measured")
+    result = Capacity(str(model), budget, measured, fit, fastest, probes, target_batch,
                       accumulation_steps(target_batch, fit) if target_batch else None)
     if verbose:
         print("\n".join(result.lines()[len(probes) + 1:]))
@@ -136,11 +137,6 @@ def _check(model, budget, start, limit, tolerance, target_batch=None):
         raise ValueError(f"`target_batch` ({target_batch!r}) must be an integer >= 1.")
 
 
-def _has_gpu():
-    import tensorflow as tf
-    return bool(tf.config.list_logical_devices("GPU"))
-
-
 def _probe(model, batch, precision, jit_compile, budget, timeout_s, train=False):
     """`mlbench infer` (with `train`, `mlbench benchmark`) at one batch in a child
     process, stopped past the budget."""
@@ -165,17 +161,19 @@ def _probe(model, batch, precision, jit_compile, budget, timeout_s, train=False)
         kind, _, record = files.read(os.path.join(folder, "out"),
                                      expected=("benchmark", "inference"))
     if kind == "benchmark":
-        return _fitting(batch, record.peak_memory_mb, record.images_per_sec.mean, budget)
+        return _fitting(batch, record.peak_memory_mb, record.images_per_sec.mean, budget,
+                        record.memory)
     if not record.rows:
         return Probe(batch, False, why="; ".join(record.skipped.values()))
     return _fitting(batch, record.rows[0].peak_memory_mb, record.rows[0].examples_per_sec,
-                    budget)
+                    budget, record.memory)
 
 
-def _fitting(batch, peak, rate, budget):
+def _fitting(batch, peak, rate, budget, measured):
     if peak is not None and peak > budget:
-        return Probe(batch, False, peak, rate, f"peak {peak:.0f} MiB over the budget")
-    return Probe(batch, True, peak, rate)
+        return Probe(batch, False, peak, rate, f"peak {peak:.0f} MiB over the budget",
+                     measured)
+    return Probe(batch, True, peak, rate, memory=measured)
 
 
 def _watch(child, budget, timeout_s, every_s=0.02):

@@ -139,12 +139,11 @@ def _run_scenarios(args):
 
 def _accuracy(args):
     from mlbench.bench import accuracy
-    results = []
-    for scenario in args.scenario:
-        results.append(accuracy.of_run(args.model, scenario, _log_dir(args, scenario),
-                                       args.precision, args.batch_size, args.jit_compile))
-        print(results[-1].line())
-        print(f"{scenario}: LoadGen's logs and accuracy.txt in {results[-1].log_dir}")
+    results = accuracy.of_run(args.model, args.scenario, lambda s: _log_dir(args, s),
+                              args.precision, args.batch_size, args.jit_compile)
+    for result in results:
+        print(result.line())
+        print(f"{result.scenario}: LoadGen's logs and accuracy.txt in {result.log_dir}")
     return EXIT_OK if all(r.passed for r in results) else EXIT_TARGET
 
 

@@ -20,6 +20,7 @@ def test_a_probe_past_the_budget_is_stopped_and_the_largest_batch_that_fit_is_re
     assert [p.fits for p in found.probes] == [True, False, False]
     assert all("budget" in p.why for p in found.probes[1:])
     assert found.largest_batch == 1024 and found.fastest_batch == 1024
+    assert found.memory == memory.CPU_PEAK  # what the children said they measured
     assert abs(found.probes[0].peak_memory_mb - alone.peak_memory_mb) < 20
 
 
